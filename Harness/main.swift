@@ -1,0 +1,3 @@
+import RVS_PersistentPrefs
+
+print("usage: harness")

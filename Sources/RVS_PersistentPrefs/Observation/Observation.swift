@@ -1,0 +1,144 @@
+import Foundation
+
+/// Which values a change notification carries, and when notifications are sent; the meanings of
+/// Foundation's `NSKeyValueObservingOptions`.
+public struct PrefsObservingOptions: OptionSet, Sendable {
+    /// The value this option set encodes.
+    public let rawValue: UInt
+    /// Makes an option set from its raw value.
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    /// The change carries the value after the write in ``PrefsObservedChange/newValue``.
+    public static let new = PrefsObservingOptions(rawValue: 1 << 0)
+    /// The change carries the value before the write in ``PrefsObservedChange/oldValue``.
+    public static let old = PrefsObservingOptions(rawValue: 1 << 1)
+    /// A notification is sent at once, when observation begins (with the current value if `.new`).
+    public static let initial = PrefsObservingOptions(rawValue: 1 << 2)
+    /// A notification is also sent before each write, once it has passed validation, with
+    /// ``PrefsObservedChange/isPrior`` set (and the old value if `.old`).
+    public static let prior = PrefsObservingOptions(rawValue: 1 << 3)
+}
+
+/// One notification: the values of the observed key path before and after a write, as asked for.
+public struct PrefsObservedChange<Value> {
+    /// What kind of change: always ``Kind/setting`` for preferences.
+    public enum Kind: Sendable {
+        /// The observed value was set.
+        case setting
+    }
+
+    /// Always ``Kind/setting``.
+    public let kind: Kind
+    /// The value after the write, when `.new` was asked for; `nil` in a prior notification.
+    public let newValue: Value?
+    /// The value before the write, when `.old` was asked for.
+    public let oldValue: Value?
+    /// `true` in the notification sent before a write (option `.prior`).
+    public let isPrior: Bool
+}
+
+/// A running observation. Keep it for as long as you want notifications: releasing it, or calling
+/// ``invalidate()``, stops them. It does not keep the observed instance alive.
+public final class PrefsObservation: @unchecked Sendable {
+    private weak var list: ObserverList?
+    private let id: Int
+
+    init(list: ObserverList, id: Int) {
+        self.list = list
+        self.id = id
+    }
+
+    /// Stops the observation: no handler call starts after this returns. Safe to call more than
+    /// once, from any thread, and from inside a handler.
+    public func invalidate() {
+        list?.remove(id)
+        list = nil
+    }
+
+    deinit { list?.remove(id) }
+}
+
+/// The Apple-platform name of the observation token, so that code written for it compiles unchanged.
+public typealias NSKeyValueObservation = PrefsObservation
+/// The Apple-platform name of the observing options.
+public typealias NSKeyValueObservingOptions = PrefsObservingOptions
+/// The Apple-platform name of a change notification.
+public typealias NSKeyValueObservedChange<Value> = PrefsObservedChange<Value>
+
+/// Key-path observation of ``RVS_PersistentPrefs`` instances, with the typed `Self` of a subclass.
+public protocol PrefsObserving: AnyObject {}
+
+extension RVS_PersistentPrefs: PrefsObserving {}
+
+extension PrefsObserving where Self: RVS_PersistentPrefs {
+    /// Observes `keyPath` of this instance: `\.values`, or a typed property of a subclass such as
+    /// `\.launchCount`.
+    ///
+    /// `changeHandler` runs after each successful write through this instance — subscript writes,
+    /// assignments of ``RVS_PersistentPrefs/values``, removals, ``RVS_PersistentPrefs/clear()``,
+    /// initializer merges — on the thread that wrote. It never runs for reads, rejected writes,
+    /// ``RVS_PersistentPrefs/flush()``, or changes made by other instances or processes. It may read
+    /// and write the instance (a nested write notifies again) and invalidate any token.
+    ///
+    /// - Returns: The token; observation stops when it is released or invalidated.
+    public func observe<Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        options: PrefsObservingOptions = [],
+        changeHandler: @escaping (Self, PrefsObservedChange<Value>) -> Void
+    ) -> PrefsObservation {
+        let observer = KeyPathObserver(keyPath: keyPath, options: options, handler: changeHandler)
+        let token = observers.add(observer)
+        if options.contains(.initial) {
+            let current = options.contains(.new) ? observer.evaluate(self) : nil
+            changeHandler(self, PrefsObservedChange(kind: .setting, newValue: current, oldValue: nil, isPrior: false))
+        }
+        return token
+    }
+}
+
+/// What the list needs of an observer, whatever the type of its instance and value.
+protocol AnyPrefsObserver: AnyObject {
+    /// Reads what the notifications of one write need before the write, and returns the deliveries.
+    func begin(_ object: RVS_PersistentPrefs, isActive: @escaping () -> Bool) -> PendingDelivery
+}
+
+/// The two halves of one observer's notifications of one write.
+struct PendingDelivery {
+    let prior: (() -> Void)?
+    let after: () -> Void
+}
+
+final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserver {
+    let keyPath: KeyPath<Object, Value>
+    let options: PrefsObservingOptions
+    let handler: (Object, PrefsObservedChange<Value>) -> Void
+
+    init(keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, handler: @escaping (Object, PrefsObservedChange<Value>) -> Void) {
+        self.keyPath = keyPath
+        self.options = options
+        self.handler = handler
+    }
+
+    /// Reads the key path without letting that read count as the instance's latest operation.
+    func evaluate(_ object: Object) -> Value {
+        let outcome = object.lastError
+        defer { object.lastError = outcome }
+        return object[keyPath: keyPath]
+    }
+
+    func begin(_ object: RVS_PersistentPrefs, isActive: @escaping () -> Bool) -> PendingDelivery {
+        let object = object as! Object  // registered through `observe` on an instance of `Object`
+        let wantsOld = options.contains(.old)
+        let old = wantsOld ? evaluate(object) : nil
+        let prior: (() -> Void)? = options.contains(.prior) ? { [handler] in
+            guard isActive() else { return }
+            handler(object, PrefsObservedChange(kind: .setting, newValue: nil, oldValue: old, isPrior: true))
+        } : nil
+        return PendingDelivery(prior: prior) { [options, handler] in
+            guard isActive() else { return }
+            let new = options.contains(.new) ? self.evaluate(object) : nil
+            guard isActive() else { return }
+            handler(object, PrefsObservedChange(kind: .setting, newValue: new, oldValue: old, isPrior: false))
+        }
+    }
+}

@@ -1,0 +1,388 @@
+import Foundation
+
+/// A small, validated preferences bucket: one string-keyed dictionary of property-list values,
+/// kept under a storage key in a defaults domain.
+///
+/// Subclass it, list the entry names you allow in ``keys``, and expose typed computed properties
+/// over the dictionary:
+///
+/// ```swift
+/// final class AppPreferences: RVS_PersistentPrefs {
+///     override var keys: [String] { ["launchCount", "appearance"] }
+///     var launchCount: Int {
+///         get { self["launchCount"] as? Int ?? 0 }
+///         set { self["launchCount"] = newValue }
+///     }
+/// }
+/// ```
+///
+/// Every read is fresh: it sees every write completed before it, in this process or any other.
+/// Every write is validated first (allowed names, property-list values), and nothing is written
+/// when validation fails. Operations never throw: each one sets ``lastError``, which is `nil` after
+/// a success. Observers registered with ``PrefsObserving/observe(_:options:changeHandler:)`` hear
+/// about successful writes made through the instance.
+///
+/// An instance may be used from several threads; its operations are serialized. The class is not
+/// declared `Sendable`, so that subclasses need not restate an unchecked conformance; to share one
+/// instance between threads in Swift 6, keep it where the compiler lets you (an actor, a
+/// `nonisolated(unsafe)` constant), knowing that the instance itself is safe.
+///
+/// ## Topics
+///
+/// ### Creating a Collection
+/// - ``init()``
+/// - ``init(key:values:)``
+///
+/// ### Configuring Storage
+/// - ``keys``
+/// - ``key``
+/// - ``groupID``
+/// - ``groupContainerDirectory``
+/// - ``applicationDomainName``
+/// - ``durableWrites``
+/// - ``userDefaults``
+///
+/// ### Reading and Writing
+/// - ``values``
+/// - ``subscript(_:)``
+/// - ``count``
+///
+/// ### Handling Errors
+/// - ``lastError``
+/// - ``PrefsError``
+///
+/// ### Reloading and Removing
+/// - ``flush()``
+/// - ``clear()``
+/// - ``deleteAll()``
+open class RVS_PersistentPrefs {
+    // MARK: Configuration shared by every instance
+
+    private struct Configuration {
+        var groupID: String?
+        var groupContainerDirectory: String?
+        var applicationDomainName: String?
+        var durableWrites = false
+    }
+
+    private static let configuration = Locked(Configuration())
+
+    /// Selects a group suite for every instance of every subclass.
+    ///
+    /// `nil` or empty selects the application domain. A non-empty identifier selects the suite file
+    /// `<group container>/<groupID>.plist` (see ``groupContainerDirectory``); an identifier that cannot
+    /// be a file name makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``,
+    /// with nothing written anywhere. Set it once, before creating instances: changing it redirects
+    /// later operations without migrating data.
+    public static var groupID: String? {
+        get { configuration.withLock { $0.groupID } }
+        set { configuration.withLock { $0.groupID = newValue } }
+    }
+
+    /// The directory of group suites, set in code; `nil` defers to `$RVS_PREFS_GROUP_CONTAINER`, then
+    /// to the preferences directory. Processes that configure the same container and ``groupID``
+    /// share their values.
+    public static var groupContainerDirectory: String? {
+        get { configuration.withLock { $0.groupContainerDirectory } }
+        set { configuration.withLock { $0.groupContainerDirectory = newValue } }
+    }
+
+    /// The name of the application domain; `nil` means the executable's name. Its file is
+    /// `<preferences directory>/<name>.plist`.
+    public static var applicationDomainName: String? {
+        get { configuration.withLock { $0.applicationDomainName } }
+        set { configuration.withLock { $0.applicationDomainName = newValue } }
+    }
+
+    /// Opt-in durable mode: when `true`, every write also `fsync`s the domain file and its directory
+    /// before it returns, so that it survives a power failure. Off by default (a write then survives a
+    /// crash of the process, not of the machine).
+    public static var durableWrites: Bool {
+        get { configuration.withLock { $0.durableWrites } }
+        set { configuration.withLock { $0.durableWrites = newValue } }
+    }
+
+    // MARK: State of this instance
+
+    /// Serializes the operations of this instance. Recursive, so that an observer may read or write
+    /// the instance from inside a notification.
+    let operationLock = NSRecursiveLock()
+    private var storageKey = ""
+    private var error: PrefsError?
+    private var nativeCache: NativeCache?
+    let observers = ObserverList()
+
+    /// The native form of the collection last read, kept while its snapshot is current, so that a read
+    /// of an unchanged domain converts nothing.
+    private struct NativeCache {
+        let snapshot: DomainSnapshot
+        let key: String
+        let values: [String: Any]
+    }
+
+    /// The storage key: the name of this instance's whole dictionary in the defaults domain.
+    ///
+    /// Distinct from the entry names in ``keys``. Changing it redirects later operations; it does not
+    /// rename or migrate the stored collection.
+    open var key: String {
+        get { locked { storageKey } }
+        set { locked { storageKey = newValue } }
+    }
+
+    /// The outcome of the most recent operation: `nil` after a success, else what went wrong.
+    ///
+    /// Every operation sets it, reads included: reading ``values``, the subscript or ``count`` starts
+    /// a new operation and can clear an earlier error.
+    open var lastError: PrefsError? {
+        get { locked { error } }
+        set { locked { error = newValue } }
+    }
+
+    /// The entry names this subclass allows. Override with a stable list.
+    ///
+    /// The base class allows none, so it accepts only an empty collection. Reads keep names written
+    /// by older versions or other tools, so a subclass can migrate or remove them.
+    open var keys: [String] { [] }
+
+    /// The defaults suite this instance reads and writes: the application domain, or the group suite
+    /// selected by ``groupID``, over the global domain and this process's arguments.
+    ///
+    /// Override to use another suite, for example one over an ``InMemoryDomainStorage`` in tests.
+    /// Returning `nil` makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``.
+    open var userDefaults: DefaultsSuite? {
+        let settings = Self.configuration.withLock { $0 }
+        let locations = DefaultsLocations.current(
+            groupContainer: settings.groupContainerDirectory,
+            applicationDomainName: settings.applicationDomainName
+        )
+        if let groupID = settings.groupID, !groupID.isEmpty {
+            return locations.groupSuite(groupID, durable: settings.durableWrites)
+        }
+        return locations.applicationSuite(durable: settings.durableWrites)
+    }
+
+    /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
+    open var count: Int { values.count }
+
+    // MARK: Initialization
+
+    /// Loads the collection stored under the subclass's unqualified type name.
+    ///
+    /// A missing collection is empty, without error. Inspect ``lastError`` for a failed read.
+    public init() {
+        storageKey = Self.defaultStorageKey
+        _ = values
+    }
+
+    /// Loads the collection stored under `key`, and merges `values` into it, supplied entries winning.
+    ///
+    /// Existing entries not named in `values` are kept. The merge is validated and saved as one
+    /// locked read-modify-write; if the load fails or validation rejects the entries, nothing is
+    /// written. Inspect ``lastError`` right after construction.
+    ///
+    /// - Parameters:
+    ///   - key: The storage key; `nil` (the default) means the subclass's unqualified type name.
+    ///   - values: Entries to merge; `nil`, `[:]` or omitted only loads.
+    public init(key: String! = nil, values: [String: Any]! = [:]) {
+        storageKey = key ?? Self.defaultStorageKey
+        _ = self.values
+        if error == nil, let supplied = values, !supplied.isEmpty {
+            update(supplied.mapValues { Optional($0) })
+        }
+    }
+
+    private static var defaultStorageKey: String {
+        String(describing: self).split(separator: ".").last.map(String.init) ?? "RVS_PersistentPrefs"
+    }
+
+    // MARK: Reading and writing
+
+    /// The whole collection: read afresh through the search list, or replaced after validation.
+    ///
+    /// A read returns `[:]` for a missing collection (no error), and `[:]` with ``lastError`` set when
+    /// the domain cannot be read or the stored value is not a dictionary. Values come back as native
+    /// Swift values (`Bool`, `Int`, `Double`, `String`, `Date`, `Data`, `[Any]`, `[String: Any]`).
+    ///
+    /// Assigning validates every entry first: names must be in ``keys`` and values must be
+    /// property-list values; a rejected assignment changes nothing and notifies nobody. Assigning `[:]`
+    /// removes the collection from the writable domain. Assigning deliberately replaces even an
+    /// unreadable domain file, which is first moved aside.
+    ///
+    /// An in-place change such as `prefs.values["appearance"] = "dark"` reads, changes and assigns the
+    /// whole collection, and writes nothing if the read failed. Prefer the subscript for single
+    /// entries: it updates one entry atomically, keeping other processes' changes to other entries.
+    public var values: [String: Any] {
+        get { locked { read() } }
+        set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
+        _modify {
+            operationLock.lock()
+            defer { operationLock.unlock() }
+            var collection = read()
+            let readSucceeded = error == nil
+            yield &collection
+            if readSucceeded { replace(with: collection, repairing: .failIfUnreadable) }
+        }
+    }
+
+    /// One entry of the collection: read afresh, or updated atomically without touching the others.
+    ///
+    /// Assigning `nil` removes the entry. The update re-reads the stored collection under the domain's
+    /// lock and changes only this entry, so processes updating different entries all keep their
+    /// changes. It is validated like ``values``, and writes nothing when the stored collection cannot
+    /// be read.
+    /// - Parameter entry: An entry name from ``keys`` (not the storage key).
+    public subscript(_ entry: String) -> Any? {
+        get { values[entry] }
+        set { update([entry: newValue]) }
+    }
+
+    // MARK: Utilities
+
+    /// Reloads the collection and updates ``lastError``; writes nothing and notifies nobody.
+    ///
+    /// The name is historical: it forces no disk write, since every write is already on disk when it
+    /// returns.
+    public func flush() {
+        _ = values
+    }
+
+    /// Removes this collection from the writable domain; other storage keys in the domain stay.
+    ///
+    /// Values for this storage key in the argument, global or registration domain become visible
+    /// again. Like assigning `[:]` to ``values``, which it is.
+    public func clear() {
+        values = [:]
+    }
+
+    /// Removes this collection; the same as ``clear()``, kept for compatibility. It does not erase
+    /// the domain, other collections or other suites.
+    public func deleteAll() {
+        clear()
+    }
+
+    // MARK: Operations
+
+    func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
+        operationLock.lock()
+        defer { operationLock.unlock() }
+        return try body()
+    }
+
+    /// Runs one operation: clears ``lastError``, and records what `body` throws there.
+    private func operation<Result>(failure: Result, _ body: () throws(PrefsError) -> Result) -> Result {
+        error = nil
+        do {
+            let result = try body()
+            error = nil  // a `.prior` handler may have run an operation of its own meanwhile
+            return result
+        } catch {
+            self.error = error
+            return failure
+        }
+    }
+
+    private func suite() throws(PrefsError) -> DefaultsSuite {
+        guard let suite = userDefaults else {
+            throw .userDefaultsUnavailable(reason: "the instance's userDefaults is nil")
+        }
+        return suite
+    }
+
+    /// Reads the collection through the search list.
+    private func read() -> [String: Any] {
+        operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
+            let storageKey = self.storageKey
+            guard let found = try suite().find(storageKey) else { return [:] }
+            if let cache = nativeCache, cache.key == storageKey, let snapshot = found.snapshot, cache.snapshot === snapshot {
+                return cache.values
+            }
+            guard case .dictionary(let collection) = found.value else {
+                throw .invalidStoredValue(key: storageKey)
+            }
+            let native = collection.nativeValues
+            if let snapshot = found.snapshot {
+                nativeCache = NativeCache(snapshot: snapshot, key: storageKey, values: native)
+            }
+            return native
+        }
+    }
+
+    /// Validates `newValues` and replaces the whole collection with it.
+    private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
+        let storageKey = self.storageKey
+        let change = observers.prepareChange(of: self)
+        let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
+            let allowed = Set(keys)
+            let unknown = newValues.keys.filter { !allowed.contains($0) }
+            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+            let collection = try Self.propertyListValues(newValues)
+            let suite = try suite()
+            change?.willChange()
+            try suite.modifyValue(forKey: storageKey, repairing: policy) { (stored: inout PropertyListValue?) throws(PrefsError) in
+                stored = collection.isEmpty ? nil : .dictionary(collection)
+            }
+            return true
+        }
+        if succeeded { change?.didChange() }
+    }
+
+    /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
+    /// collection: what the subscript and the initializer's merge both do.
+    private func update(_ entries: [String: Any?]) {
+        let storageKey = self.storageKey
+        let change = observers.prepareChange(of: self)
+        let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
+            let allowed = Set(keys)
+            let unknownNames = entries.filter { $0.value != nil && !allowed.contains($0.key) }.map(\.key)
+            if !unknownNames.isEmpty { throw .incorrectKeys(invalidElements: unknownNames.sorted()) }
+            var converted: [String: PropertyListValue?] = [:]
+            var incompatible: [String] = []
+            for (name, value) in entries {
+                if let value {
+                    if let plist = PropertyListValue(value) { converted[name] = .some(plist) } else { incompatible.append(name) }
+                } else {
+                    converted[name] = .some(nil)
+                }
+            }
+            let suite = try suite()
+            change?.willChange()
+            try suite.modifyValue(forKey: storageKey) { (stored: inout PropertyListValue?) throws(PrefsError) in
+                var collection: [String: PropertyListValue]
+                if let stored {
+                    guard case .dictionary(let existing) = stored else { throw .invalidStoredValue(key: storageKey) }
+                    collection = existing
+                } else {
+                    // Nothing stored yet: start from what the global or registration domain supplies.
+                    collection = try Self.fallbackCollection(in: suite, storageKey: storageKey)
+                }
+                for (name, value) in converted { collection[name] = value }
+                // Keys first, over the whole resulting collection (an entry kept from an older version
+                // whose name is no longer allowed must be removed before anything else is written).
+                let unknown = collection.keys.filter { !allowed.contains($0) }
+                if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+                if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
+                stored = collection.isEmpty ? nil : .dictionary(collection)
+            }
+            return true
+        }
+        if succeeded { change?.didChange() }
+    }
+
+    private static func fallbackCollection(in suite: DefaultsSuite, storageKey: String) throws(PrefsError) -> [String: PropertyListValue] {
+        guard let found = try suite.find(storageKey, from: .global) else { return [:] }
+        guard case .dictionary(let collection) = found.value else { throw .invalidStoredValue(key: storageKey) }
+        return collection
+    }
+
+    /// Converts a whole collection, naming every entry whose value is not a property-list value.
+    static func propertyListValues(_ values: [String: Any]) throws(PrefsError) -> [String: PropertyListValue] {
+        var converted: [String: PropertyListValue] = [:]
+        converted.reserveCapacity(values.count)
+        var incompatible: [String] = []
+        for (name, value) in values {
+            if let plist = PropertyListValue(value) { converted[name] = plist } else { incompatible.append(name) }
+        }
+        if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
+        return converted
+    }
+}

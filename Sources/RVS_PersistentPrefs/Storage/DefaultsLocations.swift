@@ -1,0 +1,112 @@
+import Foundation
+import Glibc
+
+/// Where the defaults domains of this process live (SPEC §2.2).
+///
+/// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty; otherwise
+///   `RVS_PersistentPrefs` under `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base
+///   Directory specification), else under `~/.config`.
+/// - The application domain is `<preferences directory>/<applicationDomainName>.plist`.
+/// - The global domain is `<preferences directory>/.GlobalPreferences.plist`.
+/// - A group suite is `<group container>/<groupID>.plist`; the group container is the directory set in
+///   code, else `$RVS_PREFS_GROUP_CONTAINER`, else the preferences directory.
+public struct DefaultsLocations: Sendable, Hashable {
+    /// The environment variable that sets the preferences directory.
+    public static let directoryVariable = "RVS_PREFS_DIRECTORY"
+    /// The environment variable that sets the group container.
+    public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
+    /// The folder made under the XDG configuration directory.
+    public static let folderName = "RVS_PersistentPrefs"
+    /// The name of the global domain, shared by all of a user's programs.
+    public static let globalDomainName = ".GlobalPreferences"
+
+    /// The directory of the application and global domains.
+    public var preferencesDirectory: String
+    /// The directory of group suites.
+    public var groupContainer: String
+    /// The name of the application domain.
+    public var applicationDomainName: String
+
+    /// Locations given explicitly.
+    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String) {
+        self.preferencesDirectory = preferencesDirectory
+        self.groupContainer = groupContainer ?? preferencesDirectory
+        self.applicationDomainName = applicationDomainName
+    }
+
+    /// The locations the environment selects, with optional settings from code taking precedence.
+    ///
+    /// Reads the environment each time it is called (with `getenv`, which is cheap), so a change of
+    /// `RVS_PREFS_DIRECTORY` takes effect for later operations.
+    /// - Parameters:
+    ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
+    ///   - applicationDomainName: The application domain's name; `nil` or empty means the executable's name.
+    public static func current(groupContainer: String? = nil, applicationDomainName: String? = nil) -> DefaultsLocations {
+        let directory = Self.preferencesDirectory()
+        let container = groupContainer.flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment(groupContainerVariable).map(absolute)
+            ?? directory
+        let name = applicationDomainName.flatMap { $0.isEmpty ? nil : $0 } ?? executableName
+        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name)
+    }
+
+    /// The preferences directory the environment selects (see the type's description).
+    public static func preferencesDirectory() -> String {
+        if let directory = environment(directoryVariable) { return absolute(directory) }
+        if let config = environment("XDG_CONFIG_HOME"), config.hasPrefix("/") {
+            return config + "/" + folderName
+        }
+        return homeDirectory() + "/.config/" + folderName
+    }
+
+    /// The name of the running executable: the default application domain name.
+    public static let executableName: String = {
+        let name = ProcessInfo.processInfo.processName
+        return DomainName.problem(with: name) == nil ? name : "RVS_PersistentPrefs"
+    }()
+
+    /// A relative directory is taken relative to the current directory, as a shell user means it.
+    private static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let string = String(cString: value)
+        return string.isEmpty ? nil : string
+    }
+
+    private static func homeDirectory() -> String {
+        if let home = environment("HOME") { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            return String(cString: directory)
+        }
+        return "/"
+    }
+
+    /// The writable application domain, shared process-wide per file.
+    public func applicationDomain(durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
+    }
+
+    /// The global domain (read-only in a ``DefaultsSuite``; the inspector may write it).
+    public func globalDomain(durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+    }
+
+    /// The group suite `groupID` in the group container; unavailable when `groupID` cannot be a name.
+    public func groupDomain(_ groupID: String, durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
+    }
+
+    /// The process-wide suite over the application domain and the global domain.
+    public func applicationSuite(durable: Bool = false) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: applicationDomain(durable: durable), globalDomain: globalDomain())
+    }
+
+    /// The process-wide suite over the group suite `groupID` and the global domain.
+    public func groupSuite(_ groupID: String, durable: Bool = false) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: groupDomain(groupID, durable: durable), globalDomain: globalDomain())
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// One property-list value: the only kind of value a defaults domain stores.
+///
+/// The storage layer works on this enum rather than on `Any`, so that what is written is known to
+/// be encodable, and what is read back converts to exactly one native Swift type: a Bool is never
+/// mistaken for an integer, and no value comes back wrapped in `Optional`.
+///
+/// Convert a native value with ``init(_:)`` (which returns `nil` for anything that is not a
+/// property-list value) and back with ``nativeValue``.
+public enum PropertyListValue: Sendable, Hashable {
+    /// A string.
+    case string(String)
+    /// A Boolean; stored as a property-list `true`/`false`, never as a number.
+    case bool(Bool)
+    /// A signed integer in the full `Int64` range.
+    case integer(Int)
+    /// A floating-point number, stored as a 64-bit real.
+    case real(Double)
+    /// A date, stored as seconds since 2001-01-01 as a 64-bit real (sub-microsecond precision
+    /// for dates near the present).
+    case date(Date)
+    /// Raw bytes.
+    case data(Data)
+    /// An ordered list of values.
+    case array([PropertyListValue])
+    /// A dictionary with string keys.
+    case dictionary([String: PropertyListValue])
+}
+
+extension PropertyListValue {
+    /// Converts a native Swift or Foundation value into a property-list value.
+    ///
+    /// Accepted: `String`, `Bool`, the standard integer types (a value outside the `Int64` range is
+    /// rejected), `Double`, `Float`, `Date`, `Data`, arrays of accepted values, and dictionaries whose
+    /// keys are all strings (including `[AnyHashable: Any]` whose keys are strings), at any depth, and
+    /// their Foundation counterparts (`NSString`, `NSNumber`, `NSDate`, `NSData`, `NSArray`,
+    /// `NSDictionary`). An `Optional` holding a value is unwrapped.
+    ///
+    /// Returns `nil` for anything else: `nil`/`Optional.none`, `NSNull`, `URL`, `UUID`, structs and
+    /// classes (including `Codable` ones), dictionaries with non-string keys.
+    public init?(_ value: Any) {
+        guard let converted = Self.convert(value, depth: 0) else { return nil }
+        self = converted
+    }
+
+    /// The deepest nesting accepted, so that a hostile or accidental cycle cannot recurse forever.
+    static let maximumDepth = 512
+
+    private static func convert(_ value: Any, depth: Int) -> PropertyListValue? {
+        guard depth <= maximumDepth else { return nil }
+        // Exact native types first: `as?` casts would bridge between them (an NSNumber 1 is `as? Bool`).
+        switch value {
+        case let string as String: return .string(string)
+        case let number as NSNumber where type(of: value) is NSNumber.Type: return convert(number)
+        case let bool as Bool: return .bool(bool)
+        case let int as Int: return .integer(int)
+        case let date as Date: return .date(date)
+        case let data as Data: return .data(data)
+        case let double as Double: return .real(double)
+        case let float as Float: return .real(Double(float))
+        case let int as any BinaryInteger: return Int(exactly: int).map(PropertyListValue.integer)
+        case let array as [Any]:
+            var converted: [PropertyListValue] = []
+            converted.reserveCapacity(array.count)
+            for element in array {
+                guard let element = convert(element, depth: depth + 1) else { return nil }
+                converted.append(element)
+            }
+            return .array(converted)
+        default:
+            break
+        }
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .optional:
+            // `Optional.some(x)` is x; `Optional.none` is not a value.
+            guard let wrapped = mirror.children.first?.value else { return nil }
+            return convert(wrapped, depth: depth)
+        case .dictionary:
+            guard let dictionary = value as? [AnyHashable: Any] else { return nil }
+            var converted: [String: PropertyListValue] = [:]
+            converted.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                guard let key = key.base as? String, let element = convert(element, depth: depth + 1) else {
+                    return nil
+                }
+                converted[key] = element
+            }
+            return .dictionary(converted)
+        default:
+            // A failed bridge must reject the value, not stand in for it as an empty dictionary.
+            if let dictionary = value as? NSDictionary, let bridged = dictionary as Any as? [AnyHashable: Any] {
+                return convert(bridged, depth: depth)
+            }
+            return nil
+        }
+    }
+
+    /// An `NSNumber` says what it holds only through its Objective-C type code.
+    private static func convert(_ number: NSNumber) -> PropertyListValue? {
+        switch String(cString: number.objCType) {
+        case "c", "B": return .bool(number.boolValue)
+        case "f", "d": return .real(number.doubleValue)
+        case "Q", "L", "I", "S", "C":
+            return Int(exactly: number.uint64Value).map(PropertyListValue.integer)
+        default: return .integer(number.intValue)
+        }
+    }
+
+    /// The value as the native Swift type a caller casts to: `String`, `Bool`, `Int`, `Double`,
+    /// `Date`, `Data`, `[Any]` or `[String: Any]`, never wrapped in `Optional`.
+    public var nativeValue: Any {
+        switch self {
+        case .string(let value): return value
+        case .bool(let value): return value
+        case .integer(let value): return value
+        case .real(let value): return value
+        case .date(let value): return value
+        case .data(let value): return value
+        case .array(let values): return values.map(\.nativeValue)
+        case .dictionary(let values): return values.mapValues(\.nativeValue)
+        }
+    }
+
+    /// The dictionary held by a `.dictionary` value, or `nil` for any other value.
+    public var dictionaryValue: [String: PropertyListValue]? {
+        if case .dictionary(let values) = self { return values }
+        return nil
+    }
+}
+
+extension Dictionary where Key == String, Value == PropertyListValue {
+    /// The dictionary as native Swift values (see ``PropertyListValue/nativeValue``).
+    public var nativeValues: [String: Any] { mapValues(\.nativeValue) }
+}

@@ -1,0 +1,17 @@
+// swift-tools-version:6.0
+// A package that uses RVS_PersistentPrefs the way an application does. `.ci/run` builds it with warnings
+// as errors and runs it, so that the Quick start of SPEC §1 (kept verbatim in main.swift) keeps compiling
+// warning-free in a user's Swift 6 package and keeps behaving as written.
+import PackageDescription
+
+let package = Package(
+    name: "ConsumerPackage",
+    dependencies: [.package(name: "RVS_PersistentPrefs", path: "../..")],
+    targets: [
+        .executableTarget(
+            name: "QuickStart",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
