@@ -397,7 +397,17 @@ struct HostileInputTests {
         let limit = PropertyListValue.maximumDepth
         #expect(try decodeBinary(BinaryPropertyList.encode(nested(limit))) == nested(limit))
         #expect(throws: PropertyListFormatError.self) { try decodeBinary(BinaryPropertyList.encode(nested(limit + 1))) }
-        #expect(throws: PropertyListFormatError.self) { try decodeBinary(BinaryPropertyList.encode(nested(5000))) }
+        #expect(BinaryPropertyList.isWithinDepthLimit(nested(limit)))
+        #expect(!BinaryPropertyList.isWithinDepthLimit(nested(limit + 1)))
+    }
+
+    @Test("A hostile chain of thousands of nested arrays is rejected without exhausting the stack")
+    func deepHostileChain() {
+        // Built as raw objects: the value itself would be too deep for the recursive encoder.
+        var objects: [[UInt8]] = (0 ..< 5000).map { [0xA1] + bigEndian(UInt64($0 + 1), size: 2) }
+        objects.append([0x09])
+        let file = makeBinaryPropertyList(objects, refSize: 2, offsetSize: 4)
+        #expect(throws: PropertyListFormatError.self) { try decodeBinary(file) }
     }
 
     @Test("Trailer fields out of range are rejected", arguments: [

@@ -31,6 +31,9 @@ enum BinaryPropertyList {
 
     /// Encodes a value as a complete `bplist00` file.
     ///
+    /// The value must pass ``isWithinDepthLimit(_:)``; every value made by ``PropertyListValue/init(_:)``
+    /// or decoded here does.
+    ///
     /// Dictionary keys are written in sorted order, so two dictionaries that compare equal encode to
     /// the same bytes no matter how they were built (`0.0`/`-0.0` and differently normalized but
     /// equal strings are the exceptions: `==` ignores what the bytes keep).
@@ -41,6 +44,27 @@ enum BinaryPropertyList {
         var writer = Writer(objectCount: census.objects, estimatedSize: census.bytes)
         writer.write(root, ref: 0)
         return writer.finish()
+    }
+
+    /// Whether a value nests no deeper than ``PropertyListValue/maximumDepth``, the limit the decoder
+    /// enforces. The storage layer must check this before writing a value it did not get from
+    /// ``PropertyListValue/init(_:)``: `encode` would write a deeper value faithfully, producing a
+    /// file no reader of this library accepts, and far deeper values overflow the stack of the
+    /// recursive encoder. The check itself recurses at most one level past the limit.
+    static func isWithinDepthLimit(_ value: PropertyListValue) -> Bool {
+        func check(_ value: PropertyListValue, _ depth: Int) -> Bool {
+            guard depth <= PropertyListValue.maximumDepth else { return false }
+            switch value {
+            case .array(let values):
+                for element in values where !check(element, depth + 1) { return false }
+            case .dictionary(let values):
+                for element in values.values where !check(element, depth + 1) { return false }
+            default:
+                break
+            }
+            return true
+        }
+        return check(value, 0)
     }
 
     /// A first pass over the value: the object count fixes the width of every reference, which has
@@ -99,8 +123,41 @@ enum BinaryPropertyList {
             return bytes
         }
 
+        /// The recursion runs through here and the two container writers, kept apart from the
+        /// scalar writer so that each level of nesting costs little stack, even in a debug build.
         mutating func write(_ value: PropertyListValue, ref: Int) {
             offsets[ref] = bytes.count
+            switch value {
+            case .array(let values): writeArray(values)
+            case .dictionary(let values): writeDictionary(values)
+            default: writeScalar(value)
+            }
+        }
+
+        private mutating func writeArray(_ values: [PropertyListValue]) {
+            appendMarker(0xA0, count: values.count)
+            let first = reserveRefs(values.count)
+            for index in values.indices { appendRef(first + index) }
+            for index in values.indices { write(values[index], ref: first + index) }
+        }
+
+        /// Keys in sorted order make the bytes a function of the dictionary's contents alone.
+        private mutating func writeDictionary(_ values: [String: PropertyListValue]) {
+            let entries = values.sorted { $0.key < $1.key }
+            appendMarker(0xD0, count: entries.count)
+            let firstKey = reserveRefs(entries.count * 2)
+            let firstValue = firstKey + entries.count
+            for index in entries.indices { appendRef(firstKey + index) }
+            for index in entries.indices { appendRef(firstValue + index) }
+            for index in entries.indices {
+                offsets[firstKey + index] = bytes.count
+                appendString(entries[index].key)
+            }
+            for index in entries.indices { write(entries[index].value, ref: firstValue + index) }
+        }
+
+        @inline(never)
+        private mutating func writeScalar(_ value: PropertyListValue) {
             switch value {
             case .bool(let bool):
                 bytes.append(bool ? 0x09 : 0x08)
@@ -117,23 +174,8 @@ enum BinaryPropertyList {
                 data.withUnsafeBytes { bytes.append(contentsOf: $0) }
             case .string(let string):
                 appendString(string)
-            case .array(let values):
-                appendMarker(0xA0, count: values.count)
-                let first = reserveRefs(values.count)
-                for index in values.indices { appendRef(first + index) }
-                for (index, element) in values.enumerated() { write(element, ref: first + index) }
-            case .dictionary(let values):
-                let entries = values.sorted { $0.key < $1.key }
-                appendMarker(0xD0, count: entries.count)
-                let firstKey = reserveRefs(entries.count * 2)
-                let firstValue = firstKey + entries.count
-                for index in entries.indices { appendRef(firstKey + index) }
-                for index in entries.indices { appendRef(firstValue + index) }
-                for (index, entry) in entries.enumerated() {
-                    offsets[firstKey + index] = bytes.count
-                    appendString(entry.key)
-                }
-                for (index, entry) in entries.enumerated() { write(entry.value, ref: firstValue + index) }
+            case .array, .dictionary:
+                preconditionFailure("containers are written by write(_:ref:)")
             }
         }
 
@@ -307,6 +349,7 @@ enum BinaryPropertyList {
 
         /// The end of `count` items of `width` bytes starting at `start`, if they all lie before the
         /// offset table. Division instead of multiplication keeps a hostile count from overflowing.
+        @inline(never)
         func end(of count: Int, width: Int, from start: Int, what: String) throws(PropertyListFormatError) -> Int {
             guard count >= 0, start <= tableOffset, count <= (tableOffset - start) / width else {
                 throw PropertyListFormatError("\(what) at offset \(start) runs past the object area")
@@ -314,6 +357,7 @@ enum BinaryPropertyList {
             return start + count * width
         }
 
+        @inline(never)
         func offset(of ref: Int) throws(PropertyListFormatError) -> Int {
             // `ref < objectCount` was checked, and the table was checked to hold `objectCount` entries.
             let raw = Self.readUnsigned(buffer, at: tableOffset + ref * offsetSize, size: offsetSize)
@@ -323,6 +367,7 @@ enum BinaryPropertyList {
             return offset
         }
 
+        @inline(never)
         func ref(at position: Int) throws(PropertyListFormatError) -> Int {
             let raw = Self.readUnsigned(buffer, at: position, size: refSize)
             guard let ref = Int(exactly: raw), ref < objectCount else {
@@ -333,6 +378,7 @@ enum BinaryPropertyList {
 
         /// Reads the count a marker announces: in its low nibble, or, when that is 0xF, in the int
         /// object that follows. Returns the count and where the payload starts.
+        @inline(never)
         func count(marker: UInt8, at position: Int) throws(PropertyListFormatError) -> (count: Int, start: Int) {
             let nibble = Int(marker & 0x0F)
             if nibble != 0x0F { return (nibble, position + 1) }
@@ -354,16 +400,83 @@ enum BinaryPropertyList {
             return (count, start)
         }
 
+        /// Reads one object. The recursion runs through here and the two container readers only,
+        /// each kept small (scalars and error messages live in separate functions), because a debug
+        /// build gives every local its own stack slot and 513 levels must fit a secondary thread.
         mutating func value(ref: Int, depth: Int) throws(PropertyListFormatError) -> PropertyListValue {
-            guard depth <= PropertyListValue.maximumDepth else {
-                throw PropertyListFormatError("nesting deeper than \(PropertyListValue.maximumDepth) levels")
+            guard depth <= PropertyListValue.maximumDepth else { throw Self.tooDeep() }
+            let position = try visit(ref)
+            let marker = buffer[position]
+            switch marker >> 4 {
+            case 0xA: return try array(ref: ref, marker: marker, at: position, depth: depth)
+            case 0xD: return try dictionary(ref: ref, marker: marker, at: position, depth: depth)
+            default: return try scalar(marker: marker, at: position)
             }
+        }
+
+        /// Counts the object against the expansion budget and finds where it starts.
+        @inline(never)
+        private mutating func visit(_ ref: Int) throws(PropertyListFormatError) -> Int {
             guard visitsLeft > 0 else {
                 throw PropertyListFormatError("shared objects expand to more values than the file size allows")
             }
             visitsLeft -= 1
-            let position = try offset(of: ref)
-            let marker = buffer[position]
+            return try offset(of: ref)
+        }
+
+        private static func tooDeep() -> PropertyListFormatError {
+            PropertyListFormatError("nesting deeper than \(PropertyListValue.maximumDepth) levels")
+        }
+
+        @inline(never)
+        private mutating func array(
+            ref: Int, marker: UInt8, at position: Int, depth: Int
+        ) throws(PropertyListFormatError) -> PropertyListValue {
+            let (count, start) = try count(marker: marker, at: position)
+            _ = try end(of: count, width: refSize, from: start, what: "array")
+            try enter(ref)
+            var values: [PropertyListValue] = []
+            values.reserveCapacity(count)
+            for index in 0 ..< count {
+                values.append(try value(ref: try self.ref(at: start + index * refSize), depth: depth + 1))
+            }
+            onPath[ref] = false
+            return .array(values)
+        }
+
+        @inline(never)
+        private mutating func dictionary(
+            ref: Int, marker: UInt8, at position: Int, depth: Int
+        ) throws(PropertyListFormatError) -> PropertyListValue {
+            let (count, start) = try count(marker: marker, at: position)
+            // Two references per entry, keys first; the check divides, so it cannot overflow.
+            _ = try end(of: count, width: refSize * 2, from: start, what: "dictionary")
+            try enter(ref)
+            var values: [String: PropertyListValue] = [:]
+            values.reserveCapacity(count)
+            for index in 0 ..< count {
+                let key = try self.key(ref: try self.ref(at: start + index * refSize))
+                let element = try value(ref: try self.ref(at: start + (count + index) * refSize), depth: depth + 1)
+                guard Self.insert(element, forKey: key, into: &values) else { throw Self.repeatedKey(at: position) }
+            }
+            onPath[ref] = false
+            return .dictionary(values)
+        }
+
+        /// Out of line because the inlined hashing code would otherwise sit in every recursion frame.
+        @inline(never)
+        private static func insert(
+            _ element: PropertyListValue, forKey key: String, into values: inout [String: PropertyListValue]
+        ) -> Bool {
+            values.updateValue(element, forKey: key) == nil
+        }
+
+        private static func repeatedKey(at position: Int) -> PropertyListFormatError {
+            PropertyListFormatError("dictionary at offset \(position) repeats a key")
+        }
+
+        @inline(never)
+        private func scalar(marker: UInt8, at position: Int) throws(PropertyListFormatError) -> PropertyListValue {
             switch marker >> 4 {
             case 0x0:
                 switch marker {
@@ -398,40 +511,12 @@ enum BinaryPropertyList {
                 return .data(Data(UnsafeRawBufferPointer(rebasing: buffer[start ..< stop])))
             case 0x5, 0x6:
                 return .string(try string(marker: marker, at: position))
-            case 0xA:
-                let (count, start) = try count(marker: marker, at: position)
-                _ = try end(of: count, width: refSize, from: start, what: "array")
-                try enter(ref)
-                var values: [PropertyListValue] = []
-                values.reserveCapacity(count)
-                for index in 0 ..< count {
-                    let element = try self.ref(at: start + index * refSize)
-                    values.append(try value(ref: element, depth: depth + 1))
-                }
-                onPath[ref] = false
-                return .array(values)
-            case 0xD:
-                let (count, start) = try count(marker: marker, at: position)
-                // Keys and values: two references per entry; `count <= … / (2 * refSize)` cannot overflow.
-                _ = try end(of: count, width: refSize * 2, from: start, what: "dictionary")
-                try enter(ref)
-                let valuesStart = start + count * refSize
-                var values: [String: PropertyListValue] = [:]
-                values.reserveCapacity(count)
-                for index in 0 ..< count {
-                    let key = try self.key(ref: try self.ref(at: start + index * refSize))
-                    let element = try value(ref: try self.ref(at: valuesStart + index * refSize), depth: depth + 1)
-                    guard values.updateValue(element, forKey: key) == nil else {
-                        throw PropertyListFormatError("dictionary at offset \(position) repeats a key")
-                    }
-                }
-                onPath[ref] = false
-                return .dictionary(values)
             default:
                 throw unsupported(marker, at: position)
             }
         }
 
+        @inline(never)
         private mutating func enter(_ ref: Int) throws(PropertyListFormatError) {
             guard !onPath[ref] else {
                 throw PropertyListFormatError("object \(ref) contains itself")
@@ -474,12 +559,9 @@ enum BinaryPropertyList {
             return int
         }
 
+        @inline(never)
         private mutating func key(ref: Int) throws(PropertyListFormatError) -> String {
-            guard visitsLeft > 0 else {
-                throw PropertyListFormatError("shared objects expand to more values than the file size allows")
-            }
-            visitsLeft -= 1
-            let position = try offset(of: ref)
+            let position = try visit(ref)
             let marker = buffer[position]
             guard marker >> 4 == 0x5 || marker >> 4 == 0x6 else {
                 throw PropertyListFormatError("dictionary key object \(ref) is not a string")

@@ -228,7 +228,7 @@ public final class FileDomainStorage: DomainStorage {
             do {
                 fd = try system.open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
             } catch {
-                if error == .noSuchFileOrDirectory && !createdDirectory {
+                if (error == .noSuchFileOrDirectory || error == Errno(rawValue: ENOTDIR)) && !createdDirectory {
                     try createDirectory()
                     createdDirectory = true
                     continue

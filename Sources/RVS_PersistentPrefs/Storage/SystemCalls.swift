@@ -33,6 +33,20 @@ final class FaultInjection: @unchecked Sendable {
         }
     }
 
+    /// When set, `stat` and `fstat` report timestamps rounded down to this many nanoseconds, the way
+    /// a kernel with a coarse file-time clock (or a file system with coarse timestamps) reports them.
+    var timestampTick: Int? {
+        get { lock.withLock { tick } }
+        set { lock.withLock { tick = newValue } }
+    }
+    private var tick: Int?
+
+    fileprivate func adjust(_ info: inout Glibc.stat) {
+        guard let tick = timestampTick, tick > 0 else { return }
+        info.st_mtim.tv_nsec -= info.st_mtim.tv_nsec % tick
+        info.st_ctim.tv_nsec -= info.st_ctim.tv_nsec % tick
+    }
+
     /// Removes every pending fault.
     func reset() { lock.withLock { rules.removeAll() } }
 
@@ -131,12 +145,14 @@ struct SystemCalls: Sendable {
     func stat(_ path: String) throws(Errno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.stat, path) { Int(c_stat(path, &info)) }
+        faults?.adjust(&info)
         return info
     }
 
     func fstat(_ fd: Int32, path: String) throws(Errno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.fstat, path) { Int(c_fstat(fd, &info)) }
+        faults?.adjust(&info)
         return info
     }
 

@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+
+/// A child process started from an executable built with the tests (the `TestWorker`, the `harness`,
+/// `python3`), talked to through pipes.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private var buffer: [UInt8] = []
+
+    /// The directory of the test bundle, where SwiftPM also puts the package's executables.
+    static let buildDirectory: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (executable as NSString).deletingLastPathComponent
+    }()
+
+    /// Starts `executable` (a name in the build directory, or an absolute path) with `arguments`.
+    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        let path = executable.hasPrefix("/") ? executable : Self.buildDirectory + "/" + executable
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// Starts the test worker (see Tests/TestWorker/main.swift).
+    static func worker(_ arguments: String...) throws -> ChildProcess {
+        try ChildProcess("TestWorker", arguments)
+    }
+
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Sends one line to the child's standard input.
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Sends raw bytes to the child's standard input.
+    func sendBytes(_ bytes: [UInt8]) {
+        if !bytes.isEmpty { input.fileHandleForWriting.write(Data(bytes)) }
+    }
+
+    /// The rest of standard output, as bytes.
+    func readAllOutputBytes() -> [UInt8] {
+        [UInt8](output.fileHandleForReading.readDataToEndOfFile())
+    }
+
+    /// Closes the child's standard input.
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    /// The next line of the child's standard output, or `nil` at its end.
+    func readLine() -> String? {
+        let fd = output.fileHandleForReading.fileDescriptor
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                if buffer.isEmpty { return nil }
+                defer { buffer.removeAll() }
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The rest of standard output.
+    func readAllOutput() -> String {
+        var lines: [String] = []
+        while let line = readLine() { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// All of standard error (call after the child has exited or closed it).
+    func readErrors() -> String {
+        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// Waits for the child to end.
+    /// - Returns: Its exit status, or 128 + the signal that ended it.
+    @discardableResult
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// Sends `signal` to the child.
+    func kill(_ signal: Int32 = SIGKILL) {
+        Glibc.kill(process.processIdentifier, signal)
+    }
+}
