@@ -41,22 +41,49 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Parameters:
     ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
     ///   - applicationDomainName: The application domain's name; `nil` or empty means the executable's name.
-    public static func current(groupContainer: String? = nil, applicationDomainName: String? = nil) -> DefaultsLocations {
-        let directory = Self.preferencesDirectory()
-        let container = groupContainer.flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment(groupContainerVariable).map(absolute)
+    ///   - environment: The environment to read instead of the process's own, or `nil` for the process's.
+    public static func current(
+        groupContainer: String? = nil,
+        applicationDomainName: String? = nil,
+        environment: [String: String]? = nil
+    ) -> DefaultsLocations {
+        let lookup = Environment(overrides: environment)
+        let directory = preferencesDirectory(lookup)
+        let container = groupContainer.flatMap { $0.isEmpty ? nil : $0 }.map(absolute)
+            ?? lookup[groupContainerVariable].map(absolute)
             ?? directory
         let name = applicationDomainName.flatMap { $0.isEmpty ? nil : $0 } ?? executableName
         return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name)
     }
 
     /// The preferences directory the environment selects (see the type's description).
-    public static func preferencesDirectory() -> String {
-        if let directory = environment(directoryVariable) { return absolute(directory) }
-        if let config = environment("XDG_CONFIG_HOME"), config.hasPrefix("/") {
+    /// - Parameter environment: The environment to read instead of the process's own, or `nil`.
+    public static func preferencesDirectory(environment: [String: String]? = nil) -> String {
+        preferencesDirectory(Environment(overrides: environment))
+    }
+
+    private static func preferencesDirectory(_ environment: Environment) -> String {
+        if let directory = environment[directoryVariable] { return absolute(directory) }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             return config + "/" + folderName
         }
-        return homeDirectory() + "/.config/" + folderName
+        return homeDirectory(environment) + "/.config/" + folderName
+    }
+
+    /// Environment variables, from a given dictionary or else from the process (with `getenv`, which
+    /// is cheap enough to call on every operation). An empty value counts as unset.
+    private struct Environment {
+        let overrides: [String: String]?
+
+        subscript(name: String) -> String? {
+            let value: String?
+            if let overrides {
+                value = overrides[name]
+            } else {
+                value = getenv(name).map { String(cString: $0) }
+            }
+            return value?.isEmpty == false ? value : nil
+        }
     }
 
     /// The name of the running executable: the default application domain name.
@@ -71,14 +98,8 @@ public struct DefaultsLocations: Sendable, Hashable {
         return FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    private static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let string = String(cString: value)
-        return string.isEmpty ? nil : string
-    }
-
-    private static func homeDirectory() -> String {
-        if let home = environment("HOME") { return home }
+    private static func homeDirectory(_ environment: Environment) -> String {
+        if let home = environment["HOME"] { return home }
         if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             return String(cString: directory)
         }
