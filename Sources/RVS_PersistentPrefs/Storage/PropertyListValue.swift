@@ -49,10 +49,20 @@ extension PropertyListValue {
 
     private static func convert(_ value: Any, depth: Int) -> PropertyListValue? {
         guard depth <= maximumDepth else { return nil }
-        // Exact native types first: `as?` casts would bridge between them (an NSNumber 1 is `as? Bool`).
+        // An NSNumber first, by its own type code: `as?` casts would bridge it to any numeric type (an
+        // NSNumber 1 is `as? Bool`). Checked by type, since casting a Swift number to NSNumber allocates.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber { return convert(number) }
+        // The exact native types by metatype first: a comparison, where each failed `as?` below is a
+        // dynamic cast through the runtime (the difference is most of the cost of a large write).
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == Self.stringType { return .string(value as! String) }
+        if type == Self.intType { return .integer(value as! Int) }
+        if type == Self.boolType { return .bool(value as! Bool) }
+        if type == Self.doubleType { return .real(value as! Double) }
+        if type == Self.dictionaryType { return convert(value as! [String: Any], depth: depth) }
+        if type == Self.arrayType { return convert(value as! [Any], depth: depth) }
         switch value {
         case let string as String: return .string(string)
-        case let number as NSNumber where type(of: value) is NSNumber.Type: return convert(number)
         case let bool as Bool: return .bool(bool)
         case let int as Int: return .integer(int)
         case let date as Date: return .date(date)
@@ -60,14 +70,8 @@ extension PropertyListValue {
         case let double as Double: return .real(double)
         case let float as Float: return .real(Double(float))
         case let int as any BinaryInteger: return Int(exactly: int).map(PropertyListValue.integer)
-        case let array as [Any]:
-            var converted: [PropertyListValue] = []
-            converted.reserveCapacity(array.count)
-            for element in array {
-                guard let element = convert(element, depth: depth + 1) else { return nil }
-                converted.append(element)
-            }
-            return .array(converted)
+        case let dictionary as [String: Any]: return convert(dictionary, depth: depth)
+        case let array as [Any]: return convert(array, depth: depth)
         default:
             break
         }
@@ -95,6 +99,33 @@ extension PropertyListValue {
             }
             return nil
         }
+    }
+
+    private static let stringType = ObjectIdentifier(String.self)
+    private static let intType = ObjectIdentifier(Int.self)
+    private static let boolType = ObjectIdentifier(Bool.self)
+    private static let doubleType = ObjectIdentifier(Double.self)
+    private static let dictionaryType = ObjectIdentifier([String: Any].self)
+    private static let arrayType = ObjectIdentifier([Any].self)
+
+    private static func convert(_ dictionary: [String: Any], depth: Int) -> PropertyListValue? {
+        var converted: [String: PropertyListValue] = [:]
+        converted.reserveCapacity(dictionary.count)
+        for (key, element) in dictionary {
+            guard let element = convert(element, depth: depth + 1) else { return nil }
+            converted[key] = element
+        }
+        return .dictionary(converted)
+    }
+
+    private static func convert(_ array: [Any], depth: Int) -> PropertyListValue? {
+        var converted: [PropertyListValue] = []
+        converted.reserveCapacity(array.count)
+        for element in array {
+            guard let element = convert(element, depth: depth + 1) else { return nil }
+            converted.append(element)
+        }
+        return .array(converted)
     }
 
     /// An `NSNumber` says what it holds only through its Objective-C type code.
