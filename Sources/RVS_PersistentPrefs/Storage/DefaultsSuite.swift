@@ -177,7 +177,10 @@ public final class DefaultsSuite: Sendable {
     ///
     /// This is the primitive for single-entry updates of a collection: concurrent updates of
     /// different entries, from any process, all survive.
-    /// - Parameter policy: Whether an unreadable domain file fails the update or is moved aside.
+    /// - Parameters:
+    ///   - key: The key in the persistent domain, for a collection its storage key.
+    ///   - policy: Whether an unreadable domain file fails the update or is moved aside.
+    ///   - transform: Changes the value; throwing from it cancels the update, and nothing is written.
     public func modifyValue(
         forKey key: String,
         repairing policy: RepairPolicy = .failIfUnreadable,
@@ -191,6 +194,10 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// Stores `value` under `key` in the persistent domain; `nil` removes it.
+    /// - Parameters:
+    ///   - value: The value to store, or `nil` to remove the key.
+    ///   - key: The key in the persistent domain.
+    ///   - policy: Whether an unreadable domain file fails the write or is moved aside.
     public func set(_ value: PropertyListValue?, forKey key: String, repairing policy: RepairPolicy = .failIfUnreadable) throws(PrefsError) {
         try modifyValue(forKey: key, repairing: policy) { (current: inout PropertyListValue?) throws(PrefsError) in current = value }
     }

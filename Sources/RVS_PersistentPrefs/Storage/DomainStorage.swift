@@ -90,7 +90,7 @@ public final class InMemoryDomainStorage: DomainStorage {
 }
 
 /// The domain of a name or directory that cannot be used: every operation fails with
-/// ``PrefsError/userDefaultsUnavailable(reason:)``, and nothing is read or written anywhere.
+/// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``, and nothing is read or written anywhere.
 public final class UnavailableDomainStorage: DomainStorage {
     /// Why the domain cannot be used.
     public let reason: String
@@ -101,12 +101,12 @@ public final class UnavailableDomainStorage: DomainStorage {
     /// Makes a domain that refuses every operation for `reason`.
     public init(reason: String) { self.reason = reason }
 
-    /// Always throws ``PrefsError/userDefaultsUnavailable(reason:)``.
+    /// Always throws ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
         throw .userDefaultsUnavailable(reason: reason)
     }
 
-    /// Always throws ``PrefsError/userDefaultsUnavailable(reason:)``, without calling `transform`.
+    /// Always throws ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``, without calling `transform`.
     public func modify(
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void

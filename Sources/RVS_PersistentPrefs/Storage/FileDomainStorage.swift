@@ -15,7 +15,7 @@ import Glibc
 ///   cache is trusted. An unchanged file therefore costs one `stat()`, and an unreadable file is not
 ///   parsed again until it changes.
 /// - A failed write leaves the previous file intact and is reported as
-///   ``PrefsError/writeFailed(path:operation:errno:)``. In durable mode the file and its directory are
+///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)``. In durable mode the file and its directory are
 ///   also `fsync`ed before the write returns.
 ///
 /// All instances for one file in a process should be the same object, so that they share one cache:
@@ -39,7 +39,7 @@ public final class FileDomainStorage: DomainStorage {
     /// Makes the domain `<directory>/<name>.plist`.
     ///
     /// Creates nothing: the directory and the file appear with the first write.
-    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
     ///   (see ``DomainName/problem(with:)``) or `directory` is not an absolute path.
     public convenience init(directory: String, name: String, durable: Bool = false) throws(PrefsError) {
         try self.init(directory: directory, name: name, durable: durable, system: .live)
@@ -92,8 +92,8 @@ public final class FileDomainStorage: DomainStorage {
     /// Reads the domain file afresh (one `stat()` when it is unchanged since the last read).
     ///
     /// - Returns: The contents, or ``DomainSnapshot/missing`` when there is no file.
-    /// - Throws: ``PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
-    ///   with a dictionary root, ``PrefsError/readFailed(path:operation:errno:)`` when it cannot be read.
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
+    ///   with a dictionary root, ``RVS_PersistentPrefs/PrefsError/readFailed(path:operation:errno:)`` when it cannot be read.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
         try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             try load(&cached)
@@ -182,8 +182,8 @@ public final class FileDomainStorage: DomainStorage {
     /// file cannot be read as it is (unless `policy` is ``RepairPolicy/moveUnreadableAside``, which
     /// first renames an unreadable file to `<name>.plist.unreadable-<time>`).
     ///
-    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be created;
-    ///   ``PrefsError/writeFailed(path:operation:errno:)`` when a step of the write fails (the old file
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be created;
+    ///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)`` when a step of the write fails (the old file
     ///   is then intact); the read errors of ``snapshot()``; whatever `transform` throws.
     @discardableResult
     public func modify(
@@ -206,6 +206,9 @@ public final class FileDomainStorage: DomainStorage {
             try transform(&contents)
             if !moveAside && contents == current.contents { return current }
 
+            // Values built directly as PropertyListValue can nest deeper than a file may.
+            let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
+            if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
             let bytes = BinaryPropertyList.encode(.dictionary(contents))
             if moveAside { try moveUnreadableFileAside() }
             try replaceFile(with: bytes)

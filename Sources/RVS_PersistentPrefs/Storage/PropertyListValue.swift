@@ -44,11 +44,16 @@ extension PropertyListValue {
         self = converted
     }
 
-    /// The deepest nesting accepted, so that a hostile or accidental cycle cannot recurse forever.
+    /// The deepest nesting a domain file may have, so that a hostile or accidental cycle cannot
+    /// recurse forever (the decoder enforces it too).
     static let maximumDepth = 512
 
+    /// The deepest nesting of a converted value: it is stored two levels down in a domain file (the
+    /// file's root dictionary, then a collection), and the whole file must stay within ``maximumDepth``.
+    static let maximumValueDepth = maximumDepth - 2
+
     private static func convert(_ value: Any, depth: Int) -> PropertyListValue? {
-        guard depth <= maximumDepth else { return nil }
+        guard depth <= maximumValueDepth else { return nil }
         // An NSNumber first, by its own type code: `as?` casts would bridge it to any numeric type (an
         // NSNumber 1 is `as? Bool`). Checked by type, since casting a Swift number to NSNumber allocates.
         if type(of: value) is NSNumber.Type, let number = value as? NSNumber { return convert(number) }
