@@ -16,7 +16,8 @@ let package = Package(
             name: "harness",
             dependencies: ["RVS_PersistentPrefs"],
             path: "Harness",
-            exclude: []
+            exclude: [],
+            resources: [.copy("SettingsSchema.plist")]
         ),
         // A child process for the multi-process tests: it writes, reads and gets killed on command.
         .executableTarget(
@@ -26,7 +27,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RVS_PersistentPrefsTests",
-            dependencies: ["RVS_PersistentPrefs", "TestWorker"],
+            dependencies: ["RVS_PersistentPrefs", "TestWorker", "harness"],
             path: "Tests/RVS_PersistentPrefsTests"
         ),
     ],

@@ -233,7 +233,7 @@ open class RVS_PersistentPrefs {
     /// - Parameter entry: An entry name from ``keys`` (not the storage key).
     public subscript(_ entry: String) -> Any? {
         get { values[entry] }
-        set { update([entry: newValue]) }
+        set { locked { update([entry: newValue]) } }
     }
 
     // MARK: Utilities
@@ -344,9 +344,9 @@ open class RVS_PersistentPrefs {
                     converted[name] = .some(nil)
                 }
             }
+            let removesOnly = entries.values.allSatisfy { $0 == nil }
             let suite = try suite()
-            change?.willChange()
-            try suite.modifyValue(forKey: storageKey) { (stored: inout PropertyListValue?) throws(PrefsError) in
+            let merge = { (stored: inout PropertyListValue?) throws(PrefsError) -> Void in
                 var collection: [String: PropertyListValue]
                 if let stored {
                     guard case .dictionary(let existing) = stored else { throw .invalidStoredValue(key: storageKey) }
@@ -358,11 +358,23 @@ open class RVS_PersistentPrefs {
                 for (name, value) in converted { collection[name] = value }
                 // Keys first, over the whole resulting collection (an entry kept from an older version
                 // whose name is no longer allowed must be removed before anything else is written).
+                // A write that only removes entries is never rejected for the names it keeps: otherwise
+                // two such entries could not be removed one at a time.
                 let unknown = collection.keys.filter { !allowed.contains($0) }
-                if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+                if !unknown.isEmpty && !removesOnly { throw .incorrectKeys(invalidElements: unknown.sorted()) }
                 if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
                 stored = collection.isEmpty ? nil : .dictionary(collection)
             }
+            if !incompatible.isEmpty || change?.sendsPrior == true {
+                // Validate against the stored collection before the `.prior` notifications, so that a
+                // rejected write notifies nobody; the locked write below validates again. A write of
+                // incompatible values always fails here, without taking the domain's lock, so that it
+                // creates nothing (no directory, no lock file), as a rejected write must.
+                var current = try suite.persistentDomain.snapshot().contents[storageKey]
+                try merge(&current)
+            }
+            change?.willChange()
+            try suite.modifyValue(forKey: storageKey, merge)
             return true
         }
         if succeeded { change?.didChange() }

@@ -80,6 +80,21 @@ struct FailureInjectionTests {
         }
     }
 
+    @Test("A failed fsync of the directory in durable mode is reported, and says the new contents are already in place")
+    func failedDirectorySyncIsReportedHonestly() throws {
+        let domain = try domain(durable: true)
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        faults.fail(.fsync, with: .ioError, skip: 1)  // the file's fsync passes, the directory's fails
+        do {
+            try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(2) }
+            Issue.record("the failed directory fsync was not reported")
+        } catch {
+            #expect(error.description.contains("new contents are in place"))
+            #expect(!error.description.contains("previous file is unchanged"))
+        }
+        #expect(try FileDomainStorage(directory: directory.path, name: "app").snapshot().contents["k"] == .integer(2))
+    }
+
     @Test("Durable mode fsyncs the temporary file before the rename, and the directory after it")
     func durableModeSyncsFileAndDirectory() throws {
         let domain = try domain(durable: true)

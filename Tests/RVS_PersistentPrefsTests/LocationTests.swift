@@ -60,6 +60,19 @@ struct LocationTests {
         #expect(directory.contents().contains("group.example.shared.plist"))
     }
 
+    @Test("Durable mode takes effect even after an ordinary suite over the same file was used")
+    func durableSuiteIsDistinctFromOrdinary() throws {
+        let directory = TemporaryDirectory()
+        let locations = DefaultsLocations(preferencesDirectory: directory.path, applicationDomainName: "app")
+        let ordinary = locations.applicationSuite()
+        try ordinary.set(.integer(1), forKey: "k")
+        let durable = locations.applicationSuite(durable: true)
+        #expect(durable !== ordinary)
+        #expect((durable.persistentDomain as? FileDomainStorage)?.durable == true)
+        #expect((locations.applicationSuite().persistentDomain as? FileDomainStorage)?.durable == false)
+        #expect(try durable.value(forKey: "k") == .integer(1))
+    }
+
     @Test("A group ID that cannot be one file name makes the suite unavailable, and nothing is written anywhere",
           arguments: ["../escape", "a/b", "..", "."])
     func unusableGroupIDsAreUnavailable(groupID: String) {

@@ -8,10 +8,20 @@
 //       COUNT whole-collection assignments of `values` under its own storage key; the last holds round COUNT-1.
 //   TestWorker write-forever DIR DOMAIN STORAGE_KEY
 //       Rewrites a growing collection until killed; prints "ready" after its first write.
+//   TestWorker read-repeatedly DIR DOMAIN STORAGE_KEY COUNT
+//       Reads the domain COUNT times and prints "rss-growth-kb N": how much its resident memory grew.
 //   TestWorker serve DIR DOMAIN STORAGE_KEY
 //       Reads lines "N" from standard input; for each writes `{value: N + 500000}` and then `{value: N}` under
 //       STORAGE_KEY (two versions of equal size, so that the second may reuse the inode of the version a
 //       reader saw before) and prints "done N".
+//   TestWorker soak DIR DOMAIN STORAGE_KEY SECONDS WORKER WORKERS
+//       For SECONDS, mixed operations on the collection STORAGE_KEY shared by WORKERS workers: subscript writes
+//       of entry wWORKER-(i % 16) = i for i = 0, 1, 2, …; reads of the whole collection and of single entries,
+//       checking that this worker's entries hold what it last wrote and that no other worker's entry ever
+//       goes backwards; and every 8th step a whole-collection assignment of its own collection
+//       STORAGE_KEY-wWORKER = {round: n}. Prints "soak worker=… writes=… reads=… rounds=…" followed by memory
+//       figures in kB: VmHWM at start, VmRSS and VmHWM after warm-up (a fifth of the time, at least 2 s),
+//       and at the end.
 import Foundation
 import RVS_PersistentPrefs
 
@@ -100,6 +110,100 @@ case "serve":
         say("done \(number)")
     }
 
+case "soak":
+    guard arguments.count == 8, let seconds = Double(arguments[5]), let worker = Int(arguments[6]),
+          let workers = Int(arguments[7]), (0..<workers).contains(worker) else {
+        fail("soak needs SECONDS WORKER WORKERS")
+    }
+    soak(seconds: seconds, worker: worker, workers: workers)
+
+case "read-repeatedly":
+    // Reads the domain COUNT times after a warm-up of a thousand reads and reports how much its resident
+    // memory grew meanwhile, in kB: "rss-growth-kb N". A process of its own, so no other test's
+    // allocations are counted.
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("read-repeatedly needs COUNT") }
+    for _ in 0..<1_000 { _ = try? domain.snapshot() }
+    let before = memoryStatus("VmRSS")
+    for _ in 0..<count { _ = try? domain.snapshot() }
+    say("rss-growth-kb \(memoryStatus("VmRSS") - before)")
+
 default:
     fail("unknown command \(command)")
+}
+
+/// A field of /proc/self/status in kB (`VmRSS`, `VmHWM`).
+func memoryStatus(_ field: String) -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+    }
+    return -1
+}
+
+func soak(seconds: Double, worker: Int, workers: Int) {
+    let slots = 16
+    OpenPreferences.allowed = ["round"] + (0..<workers).flatMap { other in (0..<slots).map { "w\(other)-\($0)" } }
+    let shared = OpenPreferences(key: storageKey)
+    let own = OpenPreferences(key: "\(storageKey)-w\(worker)")
+    let hwmStart = memoryStatus("VmHWM")
+    let start = Date()
+    let warmUp = max(2, seconds / 5)
+    var (rssWarm, hwmWarm) = (-1, -1)
+    var (writes, reads, rounds) = (0, 0, 0)
+    var lastWritten = [Int](repeating: -1, count: slots)
+    var highestSeen: [String: Int] = [:]
+
+    /// Checks one read value of entry `name`: this worker's own entries must hold exactly what it last
+    /// wrote (reads are fresh), and every entry must never go back to an older value.
+    func check(_ name: String, _ value: Any?) {
+        guard let value else {
+            if name.hasPrefix("w\(worker)-"), let slot = Int(name.dropFirst("w\(worker)-".count)), lastWritten[slot] >= 0 {
+                fail("soak worker \(worker): own entry \(name) is missing after writing \(lastWritten[slot])")
+            }
+            return
+        }
+        guard let number = value as? Int else { fail("soak worker \(worker): entry \(name) holds \(value)") }
+        if name.hasPrefix("w\(worker)-"), let slot = Int(name.dropFirst("w\(worker)-".count)), number != lastWritten[slot] {
+            fail("soak worker \(worker): own entry \(name) reads \(number), last written \(lastWritten[slot])")
+        }
+        if let seen = highestSeen[name], number < seen {
+            fail("soak worker \(worker): entry \(name) went back from \(seen) to \(number)")
+        }
+        highestSeen[name] = number
+    }
+
+    var step = 0
+    while true {
+        let elapsed = Date().timeIntervalSince(start)
+        if elapsed >= seconds { break }
+        if rssWarm < 0 && elapsed >= warmUp {
+            (rssWarm, hwmWarm) = (memoryStatus("VmRSS"), memoryStatus("VmHWM"))
+        }
+        let slot = writes % slots
+        shared["w\(worker)-\(slot)"] = writes
+        if let error = shared.lastError { fail("soak worker \(worker): write \(writes): \(error)") }
+        lastWritten[slot] = writes
+        writes += 1
+
+        let collection = shared.values
+        if let error = shared.lastError { fail("soak worker \(worker): read: \(error)") }
+        for (name, value) in collection { check(name, value) }
+        let other = "w\((worker + 1 + step) % workers)-\(step % slots)"
+        check(other, shared[other])
+        if let error = shared.lastError { fail("soak worker \(worker): read \(other): \(error)") }
+        reads += 2
+
+        if step % 8 == 0 {
+            own.values = ["round": rounds]
+            if let error = own.lastError { fail("soak worker \(worker): round \(rounds): \(error)") }
+            rounds += 1
+            guard own["round"] as? Int == rounds - 1 else { fail("soak worker \(worker): round \(rounds - 1) not read back") }
+            reads += 1
+        }
+        step += 1
+    }
+    if rssWarm < 0 { (rssWarm, hwmWarm) = (memoryStatus("VmRSS"), memoryStatus("VmHWM")) }
+    say("soak worker=\(worker) writes=\(writes) reads=\(reads) rounds=\(rounds) slots=\(slots) "
+        + "hwm_start_kb=\(hwmStart) rss_warm_kb=\(rssWarm) hwm_warm_kb=\(hwmWarm) "
+        + "rss_end_kb=\(memoryStatus("VmRSS")) hwm_end_kb=\(memoryStatus("VmHWM"))")
 }

@@ -15,7 +15,9 @@ public struct PrefsObservingOptions: OptionSet, Sendable {
     /// A notification is sent at once, when observation begins (with the current value if `.new`).
     public static let initial = PrefsObservingOptions(rawValue: 1 << 2)
     /// A notification is also sent before each write, once it has passed validation, with
-    /// ``PrefsObservedChange/isPrior`` set (and the old value if `.old`).
+    /// ``PrefsObservedChange/isPrior`` set (and the old value if `.old`). A rejected write sends none;
+    /// a write that passed validation but then fails in storage (a failed disk write, an unavailable
+    /// domain) may already have sent its prior notification, and sends no after-notification.
     public static let prior = PrefsObservingOptions(rawValue: 1 << 3)
 }
 
@@ -40,7 +42,8 @@ public struct PrefsObservedChange<Value> {
 /// A running observation. Keep it for as long as you want notifications: releasing it, or calling
 /// ``invalidate()``, stops them. It does not keep the observed instance alive.
 public final class PrefsObservation: @unchecked Sendable {
-    private weak var list: ObserverList?
+    private let lock = Lock()
+    private weak var list: ObserverList?  // guarded by `lock`
     private let id: Int
 
     init(list: ObserverList, id: Int) {
@@ -48,11 +51,16 @@ public final class PrefsObservation: @unchecked Sendable {
         self.id = id
     }
 
-    /// Stops the observation: no handler call starts after this returns. Safe to call more than
-    /// once, from any thread, and from inside a handler.
+    /// Stops the observation: once this returns, no notification of this observer starts on this
+    /// thread, nor for any write that begins afterwards (a notification already being delivered on
+    /// another thread may still finish). Safe to call more than once, from several threads at once,
+    /// from inside a handler, and after the instance is gone.
     public func invalidate() {
+        let list = lock.withLock { () -> ObserverList? in
+            defer { self.list = nil }
+            return self.list
+        }
         list?.remove(id)
-        list = nil
     }
 
     deinit { list?.remove(id) }
@@ -76,9 +84,18 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     ///
     /// `changeHandler` runs after each successful write through this instance — subscript writes,
     /// assignments of ``RVS_PersistentPrefs/values``, removals, ``RVS_PersistentPrefs/clear()``,
-    /// initializer merges — on the thread that wrote. It never runs for reads, rejected writes,
-    /// ``RVS_PersistentPrefs/flush()``, or changes made by other instances or processes. It may read
-    /// and write the instance (a nested write notifies again) and invalidate any token.
+    /// ``RVS_PersistentPrefs/deleteAll()``, initializer merges — on the thread that wrote, in the order
+    /// the observers were added, even when the write stored an equal value. It never runs for reads,
+    /// rejected writes, ``RVS_PersistentPrefs/flush()``, or changes made by other instances or
+    /// processes. (An initializer's merge happens before `observe` can be called from outside, so only
+    /// an observer registered during initialization, for example from an overridden
+    /// ``RVS_PersistentPrefs/userDefaults``, hears it.)
+    ///
+    /// It may read and write the instance (a nested write notifies every observer again, before the
+    /// remaining observers of the outer write) and add or invalidate any token. `newValue` is read when
+    /// each notification is delivered, so after a nested write, later observers are given the value as
+    /// it is after that nested write: the last notification an observer gets always carries the
+    /// current value.
     ///
     /// - Returns: The token; observation stops when it is released or invalidated.
     public func observe<Value>(

@@ -41,6 +41,11 @@ final class ObserverList: @unchecked Sendable {
         }
     }
 
+    /// How many key-path observers and change streams are registered now.
+    var registrationCounts: (observers: Int, streams: Int) {
+        lock.withLock { (observers.count, streams.count) }
+    }
+
     private func isRegistered(_ id: Int) -> Bool {
         lock.withLock { observers.contains { $0.id == id } }
     }
@@ -66,6 +71,9 @@ final class ObserverList: @unchecked Sendable {
 struct PendingChange {
     let deliveries: [PendingDelivery]
     let publish: () -> Void
+
+    /// Whether ``willChange()`` has anything to send: some observer asked for `.prior`.
+    var sendsPrior: Bool { deliveries.contains { $0.prior != nil } }
 
     /// Sends the `.prior` notifications: the write has passed validation and is about to happen.
     func willChange() {

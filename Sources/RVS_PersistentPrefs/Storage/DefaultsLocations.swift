@@ -1,33 +1,70 @@
 import Foundation
 import Glibc
 
-/// Where the defaults domains of this process live (SPEC §2.2).
+/// Where the defaults domains of this process live.
 ///
-/// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty; otherwise
-///   `RVS_PersistentPrefs` under `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base
-///   Directory specification), else under `~/.config`.
+/// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty (a relative path is
+///   taken relative to the current directory); otherwise `RVS_PersistentPrefs` under
+///   `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base Directory specification), else
+///   under `~/.config`, with the home directory from `$HOME`, else from the user database.
 /// - The application domain is `<preferences directory>/<applicationDomainName>.plist`.
 /// - The global domain is `<preferences directory>/.GlobalPreferences.plist`.
 /// - A group suite is `<group container>/<groupID>.plist`; the group container is the directory set in
 ///   code, else `$RVS_PREFS_GROUP_CONTAINER`, else the preferences directory.
+///
+/// Computing locations creates nothing; a domain's directory is created by its first write.
+///
+/// ## Topics
+///
+/// ### Finding the Locations
+/// - ``current(groupContainer:applicationDomainName:environment:)``
+/// - ``preferencesDirectory(environment:)``
+/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:)``
+///
+/// ### The Locations
+/// - ``preferencesDirectory``
+/// - ``groupContainer``
+/// - ``applicationDomainName``
+///
+/// ### Getting Domains and Suites
+/// - ``applicationDomain(durable:)``
+/// - ``globalDomain(durable:)``
+/// - ``groupDomain(_:durable:)``
+/// - ``applicationSuite(durable:)``
+/// - ``groupSuite(_:durable:)``
+///
+/// ### Names
+/// - ``directoryVariable``
+/// - ``groupContainerVariable``
+/// - ``folderName``
+/// - ``globalDomainName``
+/// - ``executableName``
 public struct DefaultsLocations: Sendable, Hashable {
     /// The environment variable that sets the preferences directory.
     public static let directoryVariable = "RVS_PREFS_DIRECTORY"
     /// The environment variable that sets the group container.
     public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
-    /// The folder made under the XDG configuration directory.
+    /// The folder made under the XDG configuration directory (`$XDG_CONFIG_HOME` or `~/.config`).
     public static let folderName = "RVS_PersistentPrefs"
-    /// The name of the global domain, shared by all of a user's programs.
+    /// The name of the global domain, shared by all of a user's programs: its file is
+    /// `<preferences directory>/.GlobalPreferences.plist`.
     public static let globalDomainName = ".GlobalPreferences"
 
-    /// The directory of the application and global domains.
+    /// The directory of the application and global domains; an absolute path.
     public var preferencesDirectory: String
-    /// The directory of group suites.
+    /// The directory of group suites; an absolute path.
     public var groupContainer: String
-    /// The name of the application domain.
+    /// The name of the application domain: its file is `<preferencesDirectory>/<name>.plist`.
     public var applicationDomainName: String
 
-    /// Locations given explicitly.
+    /// Makes locations from explicit values, reading no environment.
+    ///
+    /// Paths are used as given: a directory that is not an absolute path, or a name that cannot be a
+    /// file name, makes the domains built from it unavailable (see ``UnavailableDomainStorage``).
+    /// - Parameters:
+    ///   - preferencesDirectory: The directory of the application and global domains.
+    ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
+    ///   - applicationDomainName: The name of the application domain.
     public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String) {
         self.preferencesDirectory = preferencesDirectory
         self.groupContainer = groupContainer ?? preferencesDirectory
@@ -37,11 +74,13 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The locations the environment selects, with optional settings from code taking precedence.
     ///
     /// Reads the environment each time it is called (with `getenv`, which is cheap), so a change of
-    /// `RVS_PREFS_DIRECTORY` takes effect for later operations.
+    /// `RVS_PREFS_DIRECTORY` takes effect for later operations. Relative directories, from the
+    /// environment or from `groupContainer`, are made absolute against the current directory.
     /// - Parameters:
     ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
     ///   - applicationDomainName: The application domain's name; `nil` or empty means the executable's name.
     ///   - environment: The environment to read instead of the process's own, or `nil` for the process's.
+    /// - Returns: The locations; nothing is created or checked on disk.
     public static func current(
         groupContainer: String? = nil,
         applicationDomainName: String? = nil,
@@ -58,6 +97,7 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// The preferences directory the environment selects (see the type's description).
     /// - Parameter environment: The environment to read instead of the process's own, or `nil`.
+    /// - Returns: An absolute path, which need not exist yet.
     public static func preferencesDirectory(environment: [String: String]? = nil) -> String {
         preferencesDirectory(Environment(overrides: environment))
     }
@@ -87,6 +127,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// The name of the running executable: the default application domain name.
+    ///
+    /// When the executable's name cannot be a domain name (see ``DomainName/problem(with:)``), this is
+    /// `RVS_PersistentPrefs` instead.
     public static let executableName: String = {
         let name = ProcessInfo.processInfo.processName
         return DomainName.problem(with: name) == nil ? name : "RVS_PersistentPrefs"
@@ -107,26 +150,44 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// The writable application domain, shared process-wide per file.
+    /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when the name or
+    ///   directory cannot be used.
     public func applicationDomain(durable: Bool = false) -> any DomainStorage {
         FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
     }
 
-    /// The global domain (read-only in a ``DefaultsSuite``; the inspector may write it).
+    /// The global domain, `.GlobalPreferences.plist` in the preferences directory.
+    ///
+    /// A ``DefaultsSuite`` only reads it; a tool such as `harness defaults` may write it directly.
+    /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage``.
     public func globalDomain(durable: Bool = false) -> any DomainStorage {
         FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
     }
 
-    /// The group suite `groupID` in the group container; unavailable when `groupID` cannot be a name.
+    /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
+    /// - Parameters:
+    ///   - groupID: The suite's identifier, used as the file's name.
+    ///   - durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when `groupID`
+    ///   cannot be a file name or the container cannot be used.
     public func groupDomain(_ groupID: String, durable: Bool = false) -> any DomainStorage {
         FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
     }
 
     /// The process-wide suite over the application domain and the global domain.
+    /// - Parameter durable: Whether writes to the application domain are durable; see
+    ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
     public func applicationSuite(durable: Bool = false) -> DefaultsSuite {
         DefaultsSuite.shared(persistentDomain: applicationDomain(durable: durable), globalDomain: globalDomain())
     }
 
     /// The process-wide suite over the group suite `groupID` and the global domain.
+    /// - Parameters:
+    ///   - groupID: The suite's identifier, used as the file's name.
+    ///   - durable: Whether writes to the group suite are durable; see
+    ///     ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
     public func groupSuite(_ groupID: String, durable: Bool = false) -> DefaultsSuite {
         DefaultsSuite.shared(persistentDomain: groupDomain(groupID, durable: durable), globalDomain: globalDomain())
     }

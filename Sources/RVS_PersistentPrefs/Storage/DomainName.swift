@@ -19,6 +19,8 @@ public enum DomainName {
     ///
     /// A name must be usable as one file name: not empty, no `/` or NUL, not `.` or `..`, and at most
     /// ``maximumLength`` bytes of UTF-8.
+    /// - Returns: A sentence naming the problem, used as the reason of
+    ///   ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``; `nil` for a usable name.
     public static func problem(with name: String) -> String? {
         if name.isEmpty { return "the domain name is empty" }
         if name == "." || name == ".." { return "the domain name '\(name)' is not a file name" }

@@ -11,7 +11,10 @@ public final class DomainSnapshot: Sendable {
     /// Whether the domain existed when read (a missing file reads as an empty snapshot).
     public let exists: Bool
 
-    /// Makes a snapshot of `contents`.
+    /// Makes a snapshot of `contents`, for a ``DomainStorage`` implementation to return.
+    /// - Parameters:
+    ///   - contents: Storage key → stored value.
+    ///   - exists: Whether the domain exists; `false` only for a domain that has never been written.
     public init(contents: [String: PropertyListValue], exists: Bool = true) {
         self.contents = contents
         self.exists = exists
@@ -37,16 +40,28 @@ public enum RepairPolicy: Sendable {
 /// every read fresh (it sees every write completed before it began) and every modification atomic.
 public protocol DomainStorage: AnyObject, Sendable {
     /// Where the domain lives, for messages: a file path, or a description of an in-memory domain.
+    ///
+    /// It also identifies the domain: ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` shares
+    /// one suite per pair of locations.
     var location: String { get }
 
     /// Reads the domain afresh. A domain that does not exist reads as ``DomainSnapshot/missing``.
+    ///
+    /// - Throws: Why the domain cannot be read, for example
+    ///   ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)``.
     func snapshot() throws(PrefsError) -> DomainSnapshot
 
     /// Atomically reads the domain, lets `transform` change its contents, and saves the result,
     /// excluding every other writer meanwhile (in this process and, for files, in others).
     ///
     /// If `transform` throws, or leaves the contents unchanged, nothing is written.
+    /// - Parameters:
+    ///   - policy: What to do when the domain cannot be read as it is.
+    ///   - transform: Changes the contents (storage key → value); it runs while other writers are
+    ///     excluded.
     /// - Returns: The snapshot after the change.
+    /// - Throws: The read errors of ``snapshot()`` (unless `policy` repairs them), what `transform`
+    ///   throws, or why the write failed; the domain is then unchanged.
     @discardableResult
     func modify(
         repairing policy: RepairPolicy,
@@ -68,12 +83,17 @@ public final class InMemoryDomainStorage: DomainStorage {
         self.location = location
     }
 
-    /// The current contents.
+    /// The current contents; never throws.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
         state.withLock { $0 }
     }
 
     /// Changes the contents under the domain's lock.
+    ///
+    /// An in-memory domain is always readable, so `policy` makes no difference. Nothing changes if
+    /// `transform` throws or leaves the contents as they were.
+    /// - Returns: The snapshot after the change (the same object when nothing changed).
+    /// - Throws: What `transform` throws.
     @discardableResult
     public func modify(
         repairing policy: RepairPolicy,

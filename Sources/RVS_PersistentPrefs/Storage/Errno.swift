@@ -3,7 +3,29 @@ import Glibc
 /// An error number from a failed system call, in the manner of swift-system's `Errno`.
 ///
 /// Storage errors carry one of these, so that a caller can tell a full disk (``noSpace``) from a
-/// permission problem (``permissionDenied``) without parsing text.
+/// permission problem (``permissionDenied``) without parsing text:
+///
+/// ```swift
+/// if case .writeFailed(_, _, let errno)? = prefs.lastError, errno == .noSpace {
+///     print("The disk is full")
+/// }
+/// ```
+///
+/// ## Topics
+///
+/// ### Error Numbers the Storage Layer Meets
+/// - ``noSpace``
+/// - ``permissionDenied``
+/// - ``readOnlyFileSystem``
+/// - ``ioError``
+/// - ``noSuchFileOrDirectory``
+/// - ``fileExists``
+/// - ``interrupted``
+///
+/// ### Any Error Number
+/// - ``init(rawValue:)``
+/// - ``rawValue``
+/// - ``description``
 public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C `errno` value.
     public let rawValue: Int32
@@ -29,7 +51,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// `EEXIST`: the file exists.
     public static let fileExists = Errno(rawValue: EEXIST)
 
-    /// The C library's message for the number, for example "No space left on device".
+    /// The C library's message for the number, for example "No space left on device", or
+    /// `errno <number>` for a number it does not know.
     public var description: String {
         guard let message = strerror(rawValue) else { return "errno \(rawValue)" }
         return String(cString: message)

@@ -66,6 +66,9 @@ public final class FileDomainStorage: DomainStorage {
     /// The process-wide instance for `<directory>/<name>.plist`, made on first use, so that everyone in
     /// the process shares one cache of the parsed file.
     ///
+    /// There is one instance per directory, name and durability: a durable and a non-durable instance
+    /// of one file each keep their own cache, and exclude each other through the file's lock.
+    ///
     /// - Returns: The shared domain, or an ``UnavailableDomainStorage`` when the name or directory
     ///   cannot be used.
     public static func shared(directory: String, name: String, durable: Bool = false) -> any DomainStorage {
@@ -161,7 +164,14 @@ public final class FileDomainStorage: DomainStorage {
         }
     }
 
+    private static let parses = Locked(0)
+
+    /// How many times this process has parsed a domain file: lets tests prove that an unchanged file,
+    /// readable or not, is never parsed again.
+    static var parseCount: Int { parses.withLock { $0 } }
+
     static func parse(_ bytes: [UInt8], path: String) throws(PrefsError) -> DomainSnapshot {
+        parses.withLock { $0 += 1 }
         let root: PropertyListValue
         do {
             root = try bytes.withUnsafeBytes { try PropertyListText.decodeFile($0) }
@@ -297,6 +307,9 @@ public final class FileDomainStorage: DomainStorage {
         if durable { try syncDirectory() }
     }
 
+    /// The name of the one write step that fails after the new contents are in place.
+    static let directorySyncStep = "fsync directory"
+
     /// Makes the rename itself durable. Once the rename has happened it cannot be undone, so a failure
     /// here is reported although the new contents are already in place.
     private func syncDirectory() throws(PrefsError) {
@@ -305,7 +318,7 @@ public final class FileDomainStorage: DomainStorage {
             defer { _ = try? system.close(fd, path: directory) }
             try system.fsync(fd, path: directory)
         } catch {
-            throw .writeFailed(path: path, operation: "fsync directory \(directory)", errno: error)
+            throw .writeFailed(path: path, operation: "\(Self.directorySyncStep) \(directory)", errno: error)
         }
     }
 

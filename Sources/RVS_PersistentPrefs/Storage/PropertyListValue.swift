@@ -7,7 +7,33 @@ import Foundation
 /// mistaken for an integer, and no value comes back wrapped in `Optional`.
 ///
 /// Convert a native value with ``init(_:)`` (which returns `nil` for anything that is not a
-/// property-list value) and back with ``nativeValue``.
+/// property-list value) and back with ``nativeValue``. Being `Hashable`, values also compare whole
+/// collections: `PropertyListValue(prefs.values)` tells whether anything changed between two reads.
+///
+/// ## Topics
+///
+/// ### Values
+/// - ``string(_:)``
+/// - ``bool(_:)``
+/// - ``integer(_:)``
+/// - ``real(_:)``
+/// - ``date(_:)``
+/// - ``data(_:)``
+/// - ``array(_:)``
+/// - ``dictionary(_:)``
+///
+/// ### Converting Native Values
+/// - ``init(_:)``
+/// - ``nativeValue``
+/// - ``dictionaryValue``
+/// - ``Swift/Dictionary/nativeValues``
+///
+/// ### Reading and Writing Property Lists
+/// - ``init(propertyListData:)``
+/// - ``init(propertyListText:)``
+/// - ``binaryPropertyListData()``
+/// - ``xmlPropertyListData()``
+/// - ``PropertyListCodingError``
 public enum PropertyListValue: Sendable, Hashable {
     /// A string.
     case string(String)
@@ -38,7 +64,8 @@ extension PropertyListValue {
     /// `NSDictionary`). An `Optional` holding a value is unwrapped.
     ///
     /// Returns `nil` for anything else: `nil`/`Optional.none`, `NSNull`, `URL`, `UUID`, structs and
-    /// classes (including `Codable` ones), dictionaries with non-string keys.
+    /// classes (including `Codable` ones), dictionaries with non-string keys, and containers nested
+    /// deeper than a domain file may hold. A container is rejected whole when any element is.
     public init?(_ value: Any) {
         guard let converted = Self.convert(value, depth: 0) else { return nil }
         self = converted

@@ -1,0 +1,328 @@
+// `harness share`: a "phone" and a "watch", two processes sharing one group suite, the command-line
+// counterpart of the watchOS harness pair.
+//
+// Both set RVS_PersistentPrefs.groupID and groupContainerDirectory to the same values, so both read and
+// write the file <container>/<groupID>.plist. Each writes its own entries of one collection with the
+// subscript, so neither overwrites the other's. The phone starts the watch itself as a child process and
+// takes turns with it over the child's standard input and output: no sleeping, no guessing. With
+// `--role`, one side runs alone, to be tried in two terminals; then it polls the suite, for a bounded time.
+
+import Foundation
+import Glibc
+import RVS_PersistentPrefs
+
+enum Share {
+    static let summary = "a phone and a watch: two processes exchanging values through one group suite"
+
+    static let usage = """
+        usage: harness share [--directory PATH]
+               harness share --role phone|watch [--directory PATH] [--timeout SECONDS]
+
+        A "phone" and a "watch" share the group suite \(groupID): both set RVS_PersistentPrefs.groupID
+        and RVS_PersistentPrefs.groupContainerDirectory (PATH/GroupContainer), so both use the same file.
+        The phone writes a message, the watch sees it and answers, the phone sees the answer.
+
+        Without --role, the phone starts the watch itself, as a second process, and the two take turns
+        over a pipe. Without --directory they work in a fresh temporary directory, removed at the end.
+
+        With --role, this process plays one side only; run the other side in another terminal:
+            harness share --role phone        (in one terminal)
+            harness share --role watch        (in another, in either order)
+        Each side then checks the suite until the other has written, for at most --timeout seconds
+        (default \(Int(defaultTimeout))). Without --directory both sides use \(twoTerminalDirectory).
+        """
+
+    static let groupID = "group.com.example.harness"
+    static let defaultTimeout = 60.0
+
+    /// Where the two sides meet when run in two terminals without `--directory`: a fixed place, so that
+    /// both find it, private to this user.
+    static var twoTerminalDirectory: String {
+        (NSTemporaryDirectory() as NSString).appendingPathComponent("rvs-harness-share-\(getuid())")
+    }
+
+    enum Role: String {
+        case phone, watch
+    }
+
+    /// The entry point of `harness share`.
+    static func run(_ arguments: [String], _ context: HarnessContext) throws {
+        var role: Role?
+        var timeout = defaultTimeout
+        var paired = false
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            switch argument {
+            case "--role":
+                guard index < arguments.count, let chosen = Role(rawValue: arguments[index]) else {
+                    throw HarnessError.usage("--role needs phone or watch")
+                }
+                role = chosen
+                index += 1
+            case "--timeout":
+                guard index < arguments.count, let seconds = Double(arguments[index]), seconds >= 0, seconds.isFinite else {
+                    throw HarnessError.usage("--timeout needs a number of seconds")
+                }
+                timeout = seconds
+                index += 1
+            case "--paired":
+                // The watch started by the phone: it takes its turn when told so on standard input.
+                paired = true
+            default:
+                throw HarnessError.usage("unexpected argument '\(argument)' (see --help)")
+            }
+        }
+        switch role {
+        case nil:
+            guard !paired else { throw HarnessError.usage("--paired is for the watch the phone starts") }
+            let workspace = try Workspace.make(context)
+            defer { workspace.finish() }
+            try demonstrate(in: workspace)
+        case .phone?:
+            guard !paired else { throw HarnessError.usage("--paired is for the watch the phone starts") }
+            try runPhone(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout))
+        case .watch?:
+            if paired {
+                guard let directory = context.directory else { throw HarnessError.usage("--paired needs --directory") }
+                try runWatch(in: Workspace.existing(directory), peer: .phoneOverPipe)
+            } else {
+                try runWatch(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout))
+            }
+        }
+    }
+
+    /// The tour's part, and `harness share` without `--role`: the phone here, the watch in a child process.
+    static func demonstrate(in workspace: Workspace) throws {
+        explain("The phone and the watch are two processes: this one, and a child it starts (the same harness, run as `harness share --role watch`). Both set RVS_PersistentPrefs.groupID = \"\(groupID)\" and RVS_PersistentPrefs.groupContainerDirectory = \"\(workspace.groupContainer)\", so both use the file \(groupID).plist there. They take turns over the child's standard input and output; whatever they exchange goes through the file.")
+        try runPhone(in: workspace, peer: .childProcess)
+        explain("Both processes saw each other's writes because every read is fresh: it sees every write completed before it began, in any process. Observers are different: they hear only writes made through their own instance, so the phone's observer stayed silent for the watch's write.")
+    }
+
+    // MARK: The shared collection
+
+    /// The collection both sides share. Each writes only its own two entries, with the subscript, which
+    /// updates one entry under the file's lock: neither side ever overwrites the other's entries.
+    final class Conversation: RVS_PersistentPrefs {
+        static let storageKey = "Conversation"
+        override var keys: [String] { ["phoneSays", "phoneTurn", "watchSays", "watchAnswered"] }
+
+        /// Which message of the phone's is waiting for an answer: a number new with every run of the phone.
+        var phoneTurn: Int? { self["phoneTurn"] as? Int }
+        /// The turn of the message the watch answered last.
+        var watchAnswered: Int? { self["watchAnswered"] as? Int }
+        /// Whether the phone has a message the watch has not answered yet.
+        var phoneIsWaiting: Bool { phoneTurn != nil && phoneTurn != watchAnswered }
+    }
+
+    /// Points the library at the group suite in `workspace`, and opens the collection.
+    private static func openConversation(in workspace: Workspace) throws -> Conversation {
+        workspace.pointLibraryHere()
+        RVS_PersistentPrefs.groupID = groupID
+        let conversation = Conversation(key: Conversation.storageKey)
+        try check(conversation)
+        return conversation
+    }
+
+    private static func check(_ preferences: RVS_PersistentPrefs) throws {
+        if let error = preferences.lastError { throw HarnessError.failure(error.description) }
+    }
+
+    private static func show(_ value: Any?) -> String {
+        value.flatMap { PropertyListValue($0) }.map(PropertyListPrinter.readable) ?? "(nothing)"
+    }
+
+    // MARK: The phone
+
+    enum PhonePeer {
+        /// The watch is a child process, started and spoken to over pipes.
+        case childProcess
+        /// The watch runs in another terminal; the phone checks the suite until it answers.
+        case otherTerminal(timeout: Double)
+    }
+
+    static func runPhone(in workspace: Workspace, peer: PhonePeer) throws {
+        let conversation = try openConversation(in: workspace)
+        defer { RVS_PersistentPrefs.groupID = nil }
+        // The phone's observer: it hears the phone's own writes, never the watch's.
+        let observation = conversation.observe(\.values, options: [.old, .new]) { _, change in
+            let before = change.oldValue ?? [:], after = change.newValue ?? [:]
+            for name in Set(before.keys).union(after.keys).sorted() where PropertyListValue(before[name] as Any) != PropertyListValue(after[name] as Any) {
+                Console.say("phone:   its observer: \(name): \(show(before[name])) → \(show(after[name]))")
+            }
+        }
+        defer { observation.invalidate() }
+
+        var watch: WatchProcess?
+        if case .childProcess = peer {
+            let started = try WatchProcess(directory: workspace.path)
+            watch = started
+            // The watch says when it has opened the suite; from then on it waits for its turn.
+            try started.relayLines(until: WatchProcess.readyLine)
+        }
+
+        let turn = Int(getpid())
+        Console.say("phone: writes phoneSays and phoneTurn = \(turn), one entry at a time")
+        conversation["phoneSays"] = "Hello from the phone"
+        try check(conversation)
+        // The turn goes last: it tells the watch that the message is complete.
+        conversation["phoneTurn"] = turn
+        try check(conversation)
+
+        switch peer {
+        case .childProcess:
+            try watch!.takeTurn()
+        case .otherTerminal(let timeout):
+            Console.say("phone: waiting up to \(seconds(timeout)) seconds for the watch. In another terminal, run:")
+            Console.say("    harness share --role watch --directory \(SettingsBridge.shellQuoted(workspace.path))")
+            do {
+                try poll(timeout: timeout) { conversation.watchAnswered == turn }
+            } catch {
+                // Take the unanswered message back, so that a watch started later does not answer it.
+                conversation["phoneTurn"] = nil
+                throw HarnessError.failure("no answer from the watch within \(seconds(timeout)) seconds; start `harness share --role watch --directory \(SettingsBridge.shellQuoted(workspace.path))` while the phone waits")
+            }
+        }
+
+        let reply = conversation["watchSays"]
+        try check(conversation)
+        Console.say("phone: sees watchSays = \(show(reply)), written by the other process; its observer said nothing")
+        Console.say("phone: the group suite \(workspace.groupContainer)/\(groupID).plist now holds:")
+        try DefaultsInspector.execute(["read", groupID], directory: workspace.groupContainer)
+    }
+
+    // MARK: The watch
+
+    enum WatchPeer {
+        /// Started by the phone: its turn comes as a line on standard input.
+        case phoneOverPipe
+        /// Run in its own terminal: it checks the suite until the phone has written.
+        case otherTerminal(timeout: Double)
+    }
+
+    static func runWatch(in workspace: Workspace, peer: WatchPeer) throws {
+        let conversation = try openConversation(in: workspace)
+        defer { RVS_PersistentPrefs.groupID = nil }
+        switch peer {
+        case .phoneOverPipe:
+            Console.say(WatchProcess.readyLine)
+            guard let line = readLine(), line == WatchProcess.yourTurnLine else {
+                throw HarnessError.failure("the phone went away before the watch's turn")
+            }
+        case .otherTerminal(let timeout):
+            Console.say("watch: waiting up to \(seconds(timeout)) seconds for the phone. In another terminal, run:")
+            Console.say("    harness share --role phone --directory \(SettingsBridge.shellQuoted(workspace.path))")
+            do {
+                try poll(timeout: timeout) { conversation.phoneIsWaiting }
+            } catch {
+                throw HarnessError.failure("no message from the phone within \(seconds(timeout)) seconds; start `harness share --role phone --directory \(SettingsBridge.shellQuoted(workspace.path))` while the watch waits")
+            }
+        }
+        guard let turn = conversation.phoneTurn, let message = conversation["phoneSays"] else {
+            try check(conversation)
+            throw HarnessError.failure("the phone's message is not in the group suite")
+        }
+        Console.say("watch: sees phoneSays = \(show(message)) (turn \(turn))")
+        conversation["watchSays"] = "Hello back from the watch"
+        try check(conversation)
+        conversation["watchAnswered"] = turn
+        try check(conversation)
+        Console.say("watch: wrote watchSays = \"Hello back from the watch\" and watchAnswered = \(turn)")
+    }
+
+    /// `12` for whole seconds, `0.5` otherwise.
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value < 1e9 ? String(Int(value)) : String(value)
+    }
+
+    /// Reads the suite until `condition` holds, for at most `timeout` seconds; only the two-terminal mode
+    /// needs this, since nothing else tells it when the other side has written.
+    private static func poll(timeout: Double, until condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try !condition() {
+            guard Date() < deadline else { throw HarnessError.failure("timed out") }
+            usleep(50_000)
+        }
+    }
+
+    /// The role-alone directory: `--directory`, else a fixed per-user directory, which must be this user's
+    /// own private directory (not a link, not writable by others) since its name is predictable.
+    private static func twoTerminalWorkspace(_ context: HarnessContext) throws -> Workspace {
+        if let directory = context.directory { return Workspace.existing(directory) }
+        let path = twoTerminalDirectory
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw HarnessError.failure("cannot make \(path): \(systemMessage(errno))")
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            throw HarnessError.failure("\(path) is not a private directory of yours; choose another with --directory PATH")
+        }
+        Console.say("(both sides meet in \(path); pass --directory PATH to choose another place)")
+        return Workspace.existing(path)
+    }
+}
+
+/// The watch as a child process of the phone, spoken to over its standard input and output.
+final class WatchProcess {
+    /// What the watch prints when it has opened the suite and waits for its turn.
+    static let readyLine = "watch is ready"
+    /// What the phone sends when the watch may read the phone's message and answer.
+    static let yourTurnLine = "your turn"
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let reader: LineReader
+
+    /// Starts this same executable as `harness share --role watch --paired --directory DIRECTORY`.
+    init(directory: String) throws {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["share", "--role", "watch", "--paired", "--directory", directory]
+        process.standardInput = input
+        process.standardOutput = output
+        // Its standard error is ours: its errors reach the user directly.
+        do {
+            try process.run()
+        } catch {
+            throw HarnessError.failure("cannot start the watch (\(executable)): \(error.localizedDescription)")
+        }
+        reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
+    }
+
+    deinit {
+        // If the phone failed midway, the watch must not be left waiting for its turn.
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.waitUntilExit() }
+    }
+
+    /// Shows the watch's lines until it prints `marker`.
+    func relayLines(until marker: String) throws {
+        while let line = reader.nextLine() {
+            if line == marker { return }
+            Console.say(line)
+        }
+        throw HarnessError.failure("the watch ended before it was ready (exit status \(finish()))")
+    }
+
+    /// Tells the watch to take its turn, shows what it prints, and waits for it to finish.
+    func takeTurn() throws {
+        do {
+            try input.fileHandleForWriting.write(contentsOf: Data((Self.yourTurnLine + "\n").utf8))
+            try input.fileHandleForWriting.close()
+        } catch {
+            throw HarnessError.failure("the watch went away before its turn (exit status \(finish()))")
+        }
+        while let line = reader.nextLine() { Console.say(line) }
+        let status = finish()
+        guard status == 0 else { throw HarnessError.failure("the watch failed (exit status \(status))") }
+    }
+
+    /// Waits for the watch to end and returns its exit status.
+    private func finish() -> Int32 {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

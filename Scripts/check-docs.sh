@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# Checks the documentation (issue 6), as CI runs it from `.ci/run`:
+#
+#   1. builds the library with its symbol graphs, and checks that every public symbol the library declares
+#      has a doc comment;
+#   2. converts Documentation.docc with the toolchain's `docc convert --warnings-as-errors`, so that a broken
+#      symbol link or a malformed page fails, and checks that the landing page curates every article;
+#   3. compiles every ```swift block of the catalog and of README.md against the built library, in the Swift 6
+#      language mode with warnings as errors (SIL diagnostics included, so data-race checks apply);
+#   4. checks that the README's Quick start is identical to the first part of
+#      Tests/ConsumerPackage/Sources/QuickStart/main.swift (everything before `// ---- End of the Quick start.`),
+#      which CI builds and runs, and to the block in ../shared/SPEC.md §1 when that file exists;
+#   5. checks that the README's relative links point at files that exist.
+#
+# Snippets: the ```swift blocks of one Markdown file are compiled together, in order, as one main.swift, the way
+# a reader reads them, so a later block may use what an earlier one declared. Two markers, each an HTML comment
+# on the line right before a block's opening fence (DocC and GitHub render neither):
+#   <!-- snippet: fragment (REASON) -->   the block is not compiled; REASON (required) says why, for example
+#                                         "an excerpt of a package manifest". Keep these rare: the script lists
+#                                         them, and fails when fragments outnumber compiled blocks.
+#   <!-- snippet: separate -->           the block starts a new compilation unit (for a block that redeclares
+#                                         names of an earlier one); later blocks of the file join the new unit.
+# Code in other languages (```sh, ```python) is not compiled.
+#
+# Usage: Scripts/check-docs.sh [--scratch DIR] [--output DIR]
+#   --scratch DIR  build and work in DIR, kept afterwards, so that a rerun is incremental (default: a fresh
+#                  temporary directory, removed at exit)
+#   --output DIR   also keep the converted documentation archive in DIR
+# Needs the Swift toolchain (swift, swiftc, docc) and python3; no network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+scratch=""
+output=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --scratch) scratch=${2:?--scratch needs a directory}; shift 2 ;;
+        --output) output=${2:?--output needs a directory}; shift 2 ;;
+        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "check-docs: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$scratch" ]; then
+    scratch=$(mktemp -d "${TMPDIR:-/tmp}/check-docs.XXXXXX")
+    # SwiftPM also leaves two lock files named after the scratch path in the temporary directory.
+    trap 'rm -rf "$scratch"; rm -f "${TMPDIR:-/tmp}/$(printf %s "$scratch/build" | tr / _)"{.lock,_workspace-state.json.lock}' EXIT
+fi
+mkdir -p "$scratch"
+scratch=$(cd "$scratch" && pwd)
+command -v python3 >/dev/null || { echo "check-docs: python3 is needed" >&2; exit 1; }
+command -v docc >/dev/null || { echo "check-docs: the toolchain's docc is not on PATH" >&2; exit 1; }
+
+catalog=Documentation.docc
+module=RVS_PersistentPrefs
+build="$scratch/build"
+symbols="$scratch/symbol-graphs"
+mkdir -p "$symbols"
+
+# ── 1. Symbol graphs ─────────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 1/5: building $module with symbol graphs (scratch: $build)"
+# -emit-extension-block-symbols documents the library's extensions of Swift types (Dictionary.nativeValues).
+# In a reused scratch directory an up-to-date build rewrites nothing; its symbol graphs are then current too.
+if ! swift build --target "$module" --scratch-path "$build" \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$symbols" \
+        -Xswiftc -emit-extension-block-symbols >"$scratch/build.log" 2>&1; then
+    cat "$scratch/build.log" >&2
+    echo "check-docs: the library does not build" >&2
+    exit 1
+fi
+grep -E 'warning:' "$scratch/build.log" | sed 's/^/   /' || true
+bin_path=$(swift build --target "$module" --scratch-path "$build" --show-bin-path)
+modules="$bin_path/Modules"
+if [ ! -f "$symbols/$module.symbols.json" ] || [ ! -d "$modules" ]; then
+    echo "check-docs: the build produced no symbol graph or no module (see the output above)" >&2
+    exit 1
+fi
+
+python3 - "$symbols" "$module" <<'PY'
+# Every symbol the library declares itself must have a doc comment of its own. Symbols that the compiler
+# synthesizes or inherits from standard protocols (OptionSet's methods, Equatable's !=, RawRepresentable's
+# init(rawValue:)) have no declaration in the library and are skipped.
+import glob, json, os, sys
+directory, module = sys.argv[1], sys.argv[2]
+checked, missing = 0, []
+for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
+    for symbol in json.load(open(path))["symbols"]:
+        if symbol["kind"]["identifier"] == "swift.extension":
+            continue
+        location = symbol.get("location", {}).get("uri", "")
+        if "::SYNTHESIZED::" in symbol["identifier"]["precise"] or "/Sources/" not in location:
+            continue
+        checked += 1
+        comment = symbol.get("docComment")
+        text = " ".join(line["text"] for line in comment["lines"]).strip() if comment else ""
+        if not text or comment.get("module", module) != module:
+            where = location.split("/Sources/", 1)[-1]
+            missing.append(f"{'/'.join(symbol['pathComponents'])} ({where}:{symbol['location']['position']['line'] + 1})")
+print(f"   {checked} public symbols declared in Sources/, each with a doc comment: "
+      + ("yes" if not missing else f"NO, {len(missing)} without"))
+for entry in missing:
+    print(f"   missing doc comment: {entry}")
+sys.exit(1 if missing else 0)
+PY
+
+# ── 2. DocC ──────────────────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 2/5: docc convert $catalog --warnings-as-errors"
+archive=${output:-"$scratch/$module.doccarchive"}
+rm -rf "$archive"
+docc_log="$scratch/docc.log"
+if ! docc convert "$catalog" \
+        --additional-symbol-graph-dir "$symbols" \
+        --warnings-as-errors \
+        --output-dir "$archive" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier com.riftvalleysoftware.RVS_PersistentPrefs \
+        >"$docc_log" 2>&1; then
+    cat "$docc_log" >&2
+    echo "check-docs: docc convert failed" >&2
+    exit 1
+fi
+# Some docc versions print a diagnostic and still exit 0: any warning or error fails the check.
+if grep -Eiq '(^|[[:space:]])(warning|error):' "$docc_log"; then
+    cat "$docc_log" >&2
+    echo "check-docs: docc convert reported diagnostics" >&2
+    exit 1
+fi
+pages=$(find "$archive/data/documentation" -name '*.json' | wc -l)
+echo "   converted with no warnings: $pages pages -> $archive"
+
+python3 - "$catalog" "$module" <<'PY'
+# Every article of the catalog must be curated from the landing page, so that none is orphaned.
+import os, re, sys
+catalog, module = sys.argv[1], sys.argv[2]
+landing = open(os.path.join(catalog, module + ".md")).read()
+articles = sorted(name[:-3] for folder, _, names in os.walk(catalog) for name in names
+                  if name.endswith(".md") and name != module + ".md"
+                  and not open(os.path.join(folder, name)).read().lstrip().startswith("# ``"))
+curated = set(re.findall(r"<doc:([A-Za-z0-9_-]+)>", landing))
+orphans = [name for name in articles if name not in curated]
+print(f"   {len(articles)} articles, all curated from the landing page: " + ("yes" if not orphans else "NO"))
+for name in orphans:
+    print(f"   not curated from {module}.md: <doc:{name}>")
+sys.exit(1 if orphans else 0)
+PY
+
+# ── 3. Snippets ──────────────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 3/5: compiling the Swift snippets of $catalog and README.md (Swift 6, warnings as errors)"
+units="$scratch/snippets"
+rm -rf "$units"
+mkdir -p "$units"
+markdown_files=()
+while IFS= read -r file; do markdown_files+=("$file"); done < <(find "$catalog" -name '*.md' | LC_ALL=C sort)
+python3 - "$units" README.md "${markdown_files[@]}" >"$units/list" <<'PY'
+# Writes one main.swift-style file per compilation unit, with #sourceLocation so that diagnostics point at the
+# Markdown lines, and prints "UNIT<TAB>FILE<TAB>BLOCKS<TAB>FIRST LINE" per unit for the shell to compile.
+import os, re, sys
+out_dir, files = sys.argv[1], sys.argv[2:]
+fence = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([A-Za-z0-9_+-]*)")
+marker = re.compile(r"^\s*<!--\s*snippet:\s*(fragment|separate)\b(.*?)-->\s*$")
+compiled = fragments = 0
+fragment_list, bad = [], []
+index = 0
+for path in files:
+    lines = open(path).read().split("\n")
+    unit, unit_blocks, unit_line = [], 0, 0
+    def flush():
+        global index
+        if unit_blocks:
+            index += 1
+            name = f"unit{index:02d}"
+            os.makedirs(os.path.join(out_dir, name))
+            with open(os.path.join(out_dir, name, "main.swift"), "w") as f:
+                f.write("\n".join(unit) + "\n")
+            print(f"{name}\t{path}\t{unit_blocks}\t{unit_line}")
+    i = 0
+    while i < len(lines):
+        m = fence.match(lines[i])
+        if not m:
+            if marker.match(lines[i]):
+                j = i + 1
+                if j >= len(lines) or not (fm := fence.match(lines[j])) or fm.group(3) != "swift":
+                    bad.append(f"{path}:{i + 1}: a snippet marker must be on the line right before a ```swift fence")
+            i += 1
+            continue
+        indent, ticks, language = m.groups()
+        start = i + 1
+        end = start
+        while end < len(lines) and not lines[end].strip().startswith(ticks):
+            end += 1
+        if language == "swift":
+            previous = marker.match(lines[i - 1]) if i > 0 else None
+            kind = previous.group(1) if previous else None
+            if kind == "fragment":
+                reason = previous.group(2).strip()
+                if not re.fullmatch(r"\(.+\)", reason):
+                    bad.append(f"{path}:{i}: a fragment marker needs a reason: <!-- snippet: fragment (why) -->")
+                fragments += 1
+                fragment_list.append(f"{path}:{start} {reason}")
+            else:
+                if kind == "separate":
+                    flush()
+                    unit, unit_blocks = [], 0
+                if not unit_blocks:
+                    unit_line = start + 1
+                body = [line[len(indent):] if line.startswith(indent) else line for line in lines[start:end]]
+                unit.append(f'#sourceLocation(file: "{path}", line: {start + 1})')
+                unit.extend(body)
+                unit.append("#sourceLocation()")
+                unit_blocks += 1
+                compiled += 1
+        i = end + 1
+    flush()
+with open(os.path.join(out_dir, "summary"), "w") as f:
+    f.write(f"{compiled}\t{fragments}\n")
+    for entry in fragment_list:
+        f.write(entry + "\n")
+for message in bad:
+    print(message, file=sys.stderr)
+if bad:
+    sys.exit(1)
+if fragments > compiled:
+    print(f"{fragments} fragments against {compiled} compiled snippets: most snippets must compile", file=sys.stderr)
+    sys.exit(1)
+PY
+IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
+while IFS=$'\t' read -r unit file blocks line; do
+    if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
+            -I "$modules" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            >"$units/$unit/log" 2>&1; then
+        cat "$units/$unit/log" >&2
+        echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2
+        echo "            (the unit as compiled: $units/$unit/main.swift)" >&2
+        exit 1
+    fi
+    echo "   compiled: $file ($blocks block$([ "$blocks" = 1 ] || echo s), from line $line)"
+done <"$units/list"
+echo "   $compiled snippets compiled; $fragments marked as fragments, not compiled:"
+tail -n +2 "$units/summary" | sed 's/^/     /'
+
+# ── 4. The Quick start ───────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 4/5: the README's Quick start is the consumer package's (and SPEC §1's, when present)"
+python3 - README.md Tests/ConsumerPackage/Sources/QuickStart/main.swift ../shared/SPEC.md <<'PY'
+import difflib, os, re, sys
+readme_path, consumer_path, spec_path = sys.argv[1:4]
+
+def first_swift_block_after(path, heading_pattern):
+    lines = open(path).read().split("\n")
+    for number, line in enumerate(lines):
+        if re.match(heading_pattern, line):
+            break
+    else:
+        sys.exit(f"check-docs: no heading matching {heading_pattern!r} in {path}")
+    for start in range(number + 1, len(lines)):
+        if re.match(r"^#{1,2} ", lines[start]):
+            break
+        if lines[start].strip() == "```swift":
+            end = start + 1
+            while end < len(lines) and lines[end].strip() != "```":
+                end += 1
+            return lines[start + 1:end]
+    sys.exit(f"check-docs: no ```swift block under {heading_pattern!r} in {path}")
+
+def trimmed(lines):
+    lines = list(lines)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+readme = trimmed(first_swift_block_after(readme_path, r"^## Quick start\s*$"))
+consumer_lines = open(consumer_path).read().split("\n")
+end_marker = [i for i, line in enumerate(consumer_lines) if line.startswith("// ---- End of the Quick start.")]
+if not end_marker:
+    sys.exit(f"check-docs: {consumer_path} has no line beginning '// ---- End of the Quick start.'")
+consumer = trimmed(consumer_lines[:end_marker[0]])
+failed = False
+comparisons = [(consumer_path + " (before its end marker)", consumer)]
+if os.path.exists(spec_path):
+    comparisons.append((spec_path + " §1", trimmed(first_swift_block_after(spec_path, r"^## 1\."))))
+else:
+    print(f"   {spec_path} is absent: compared with the consumer package only")
+for name, other in comparisons:
+    if other == readme:
+        print(f"   identical ({len(readme)} lines): README.md Quick start = {name}")
+    else:
+        failed = True
+        print(f"check-docs: the README's Quick start differs from {name}:", file=sys.stderr)
+        sys.stderr.writelines(line + "\n" for line in difflib.unified_diff(readme, other, "README.md", name, lineterm=""))
+sys.exit(1 if failed else 0)
+PY
+
+# ── 5. README links ──────────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 5/5: the README's relative links"
+python3 - README.md <<'PY'
+import os, re, sys
+path = sys.argv[1]
+text = open(path).read()
+targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+broken = [t for t in targets if not os.path.exists(os.path.join(os.path.dirname(path) or ".", t.split("#")[0]))]
+print(f"   {len(targets)} relative links, all to existing files: " + ("yes" if not broken else "NO"))
+for target in broken:
+    print(f"   broken link in {path}: {target}", file=sys.stderr)
+sys.exit(1 if broken else 0)
+PY
+
+echo "-- docs: all checks passed"

@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import Testing
+@testable import RVS_PersistentPrefs
+
+/// A subclass exactly as the Quick start writes it: no injected suite, so it uses the default
+/// `userDefaults` that `groupID` and the other process-wide settings select.
+final class BaseClassDefaultSuitePrefs: RVS_PersistentPrefs {
+    override var keys: [String] { ["launchCount", "appearance"] }
+    var appearance: String {
+        get { self["appearance"] as? String ?? "system" }
+        set { self["appearance"] = newValue }
+    }
+}
+
+/// A second such subclass, to see that `groupID` affects every subclass.
+final class BaseClassOtherDefaultSuitePrefs: RVS_PersistentPrefs {
+    override var keys: [String] { ["launchCount", "appearance"] }
+}
+
+/// Every test that relies on the default `userDefaults` is here, one at a time: `groupID`,
+/// `groupContainerDirectory`, `applicationDomainName` and `$RVS_PREFS_DIRECTORY` are process-wide.
+@Suite("groupID and the default suite (process-wide settings, one test at a time)", .serialized)
+struct BaseClassGroupIDTests {
+    /// Points the process-wide settings into a private directory (application domain
+    /// `<tmp>/prefs/app.plist`, group container `<tmp>/group`, `groupID` nil) for `body`, then restores them.
+    func withPrivateConfiguration(_ body: (TemporaryDirectory) throws -> Void) throws {
+        let directory = TemporaryDirectory()
+        let saved = (
+            groupID: RVS_PersistentPrefs.groupID,
+            container: RVS_PersistentPrefs.groupContainerDirectory,
+            name: RVS_PersistentPrefs.applicationDomainName,
+            environment: getenv(DefaultsLocations.directoryVariable).map { String(cString: $0) }
+        )
+        defer {
+            RVS_PersistentPrefs.groupID = saved.groupID
+            RVS_PersistentPrefs.groupContainerDirectory = saved.container
+            RVS_PersistentPrefs.applicationDomainName = saved.name
+            if let value = saved.environment {
+                setenv(DefaultsLocations.directoryVariable, value, 1)
+            } else {
+                unsetenv(DefaultsLocations.directoryVariable)
+            }
+        }
+        setenv(DefaultsLocations.directoryVariable, directory.appending("prefs"), 1)
+        RVS_PersistentPrefs.groupContainerDirectory = directory.appending("group")
+        RVS_PersistentPrefs.applicationDomainName = "app"
+        RVS_PersistentPrefs.groupID = nil
+        try body(directory)
+    }
+
+    func contents(_ path: String) -> [String: PropertyListValue]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try? FileDomainStorage.parse(fileBytes(path) ?? [], path: path).contents
+    }
+
+    func everything(_ directory: TemporaryDirectory) -> [String] {
+        ((try? FileManager.default.subpathsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    }
+
+    @Test("groupID nil or empty selects the application domain, <preferences directory>/<domain name>.plist",
+          arguments: [nil, ""] as [String?])
+    func nilOrEmptyGroupSelectsTheApplicationDomain(groupID: String?) throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupID = groupID
+            let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "dark"])
+            #expect(prefs.baseClassOutcome == .success)
+            #expect(contents(directory.appending("prefs/app.plist")) == ["settings": .dictionary(["appearance": .string("dark")])])
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("group")), "the group container was used")
+            #expect(BaseClassDefaultSuitePrefs(key: "settings").appearance == "dark")
+        }
+    }
+
+    @Test("A non-empty groupID selects <group container>/<groupID>.plist, and leaves the application domain alone")
+    func groupIDSelectsTheGroupSuite() throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupID = "group.com.example.shared"
+            let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "dark"])
+            #expect(prefs.baseClassOutcome == .success)
+            #expect(contents(directory.appending("group/group.com.example.shared.plist"))
+                == ["settings": .dictionary(["appearance": .string("dark")])])
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("prefs")), "the application domain was used")
+            prefs.clear()
+            #expect(contents(directory.appending("group/group.com.example.shared.plist")) == [:])
+        }
+    }
+
+    @Test("groupID affects every subclass: instances of two subclasses share the group suite")
+    func groupIDAffectsEverySubclass() throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupID = "group.shared"
+            let first = BaseClassDefaultSuitePrefs(key: "shared", values: ["appearance": "dark"])
+            let second = BaseClassOtherDefaultSuitePrefs(key: "shared", values: ["launchCount": 2])
+            #expect(first.baseClassOutcome == .success && second.baseClassOutcome == .success)
+            #expect(second["appearance"] as? String == "dark")
+            #expect(first["launchCount"] as? Int == 2)
+            #expect(everything(directory).filter { $0.hasSuffix(".plist") } == ["group/group.shared.plist"])
+        }
+    }
+
+    @Test("A groupID that cannot be a suite name is userDefaultsUnavailable for every operation, and nothing is written anywhere",
+          arguments: ["a/b", "..", ".", "../escape", "nested/dir/id", String(repeating: "g", count: 300)])
+    func unusableGroupIDIsUnavailable(groupID: String) throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupID = groupID
+            let merged = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "dark"])
+            #expect(merged.baseClassOutcome == .userDefaultsUnavailable)
+            let prefs = BaseClassDefaultSuitePrefs()
+            #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
+            for operation in BaseClassOperation.allCases {
+                prefs.lastError = nil
+                switch operation {
+                case .readValues: _ = prefs.values
+                case .assignValues: prefs.values = ["appearance": "x"]
+                case .assignEmpty: prefs.values = [:]
+                case .inPlaceMutation: prefs.values["appearance"] = "x"
+                case .subscriptGet: _ = prefs["appearance"]
+                case .subscriptSet: prefs["appearance"] = "x"
+                case .subscriptRemove: prefs["appearance"] = nil
+                case .count: _ = prefs.count
+                case .clear: prefs.clear()
+                case .deleteAll: prefs.deleteAll()
+                case .flush: prefs.flush()
+                }
+                #expect(prefs.baseClassOutcome == .userDefaultsUnavailable, "\(operation.rawValue)")
+            }
+            #expect(everything(directory).isEmpty, "written: \(everything(directory))")
+        }
+    }
+
+    @Test("Changing groupID redirects later operations of an existing instance, without migrating anything")
+    func changingGroupIDRedirects() throws {
+        try withPrivateConfiguration { directory in
+            let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "app"])
+            let applicationFile = directory.appending("prefs/app.plist")
+            let applicationBytes = try #require(fileBytes(applicationFile))
+
+            RVS_PersistentPrefs.groupID = "group.one"
+            #expect(prefs.values.isEmpty, "the group suite must not show the application domain's collection")
+            #expect(prefs.baseClassOutcome == .success)
+            prefs.appearance = "one"
+            #expect(contents(directory.appending("group/group.one.plist")) == ["settings": .dictionary(["appearance": .string("one")])])
+
+            RVS_PersistentPrefs.groupID = "group.two"
+            #expect(prefs.appearance == "system")
+            prefs["launchCount"] = 2
+            #expect(contents(directory.appending("group/group.two.plist")) == ["settings": .dictionary(["launchCount": .integer(2)])])
+
+            RVS_PersistentPrefs.groupID = nil
+            #expect(prefs.appearance == "app")
+            #expect(fileBytes(applicationFile) == applicationBytes)
+            #expect(contents(directory.appending("group/group.one.plist")) == ["settings": .dictionary(["appearance": .string("one")])])
+        }
+    }
+
+    @Test("The group container set in code is where the group suite lives")
+    func groupContainerDirectoryIsUsed() throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupContainerDirectory = directory.appending("elsewhere/container")
+            RVS_PersistentPrefs.groupID = "group.placed"
+            let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "placed"])
+            #expect(prefs.baseClassOutcome == .success)
+            #expect(everything(directory).filter { $0.hasSuffix(".plist") } == ["elsewhere/container/group.placed.plist"])
+        }
+    }
+}

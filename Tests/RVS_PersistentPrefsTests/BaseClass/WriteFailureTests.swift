@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import RVS_PersistentPrefs
+
+/// Every kind of write through the base class, each changing the seeded collection.
+enum BaseClassAnyWrite: String, CaseIterable, Sendable {
+    case initializerMerge = "init(key:values:)"
+    case assignValues = "values = [...]"
+    case subscriptSet = "prefs[name] = value"
+    case subscriptRemove = "prefs[name] = nil"
+    case inPlaceMutation = "prefs.values[name] = value"
+    case clear = "clear()"
+    case deleteAll = "deleteAll()"
+    case assignEmpty = "values = [:]"
+
+    func perform(in fixture: BaseClassFixture) -> BaseClassTestPrefs {
+        if self == .initializerMerge { return fixture.prefs(values: ["appearance": "light"]) }
+        let prefs = fixture.prefs()
+        switch self {
+        case .initializerMerge: break
+        case .assignValues: prefs.values = ["appearance": "light"]
+        case .subscriptSet: prefs["appearance"] = "light"
+        case .subscriptRemove: prefs["appearance"] = nil
+        case .inPlaceMutation: prefs.values["appearance"] = "light"
+        case .clear: prefs.clear()
+        case .deleteAll: prefs.deleteAll()
+        case .assignEmpty: prefs.values = [:]
+        }
+        return prefs
+    }
+}
+
+@Suite("A failed disk write: writeFailed with the path, reported at once, and the stored bytes unchanged")
+struct BaseClassWriteFailureTests {
+    static let seeded: [String: PropertyListValue] = [
+        "settings": .dictionary(["appearance": .string("dark"), "launchCount": .integer(3)]),
+        "other": .dictionary(["flag": .bool(true)]),
+    ]
+
+    /// The steps of a write that can fail, aimed at the file they concern.
+    static let faults: [(SystemCall, String, Errno)] = [
+        (.write, ".app.plist.tmp", .noSpace),
+        (.open, ".app.plist.tmp", .permissionDenied),
+        (.rename, "app.plist", .readOnlyFileSystem),
+        (.close, ".app.plist.tmp", .ioError),
+        (.open, "app.plist.lock", .readOnlyFileSystem),
+    ]
+
+    @Test("Every kind of write reports a full disk as writeFailed with the domain file's path, and changes nothing",
+          arguments: BaseClassAnyWrite.allCases)
+    func everyWriteReportsAFullDisk(write: BaseClassAnyWrite) throws {
+        let fixture = try BaseClassFixture()
+        try fixture.seed(Self.seeded)
+        let before = try #require(fixture.fileState())
+        fixture.faults.fail(.write, with: .noSpace)
+
+        let prefs = write.perform(in: fixture)
+
+        #expect(prefs.baseClassOutcome == .writeFailed(path: fixture.path, errno: .noSpace))
+        #expect(fixture.fileState() == before)
+        #expect(fixture.domainDirectoryContents() == ["app.plist", "app.plist.lock"], "a temporary file was left behind")
+        #expect(try fixture.stored() == Self.seeded)
+    }
+
+    @Test("A write failing at any step is writeFailed with the domain file's path and the error, and the file stays as it was",
+          arguments: faults)
+    func everyStepReportsItsFailure(call: SystemCall, path: String, errno: Errno) throws {
+        let fixture = try BaseClassFixture()
+        try fixture.seed(Self.seeded)
+        let before = try #require(fixture.fileState())
+        let prefs = fixture.prefs()
+        #expect(prefs.baseClassOutcome == .success)
+        fixture.faults.fail(call, with: errno, pathContaining: path)
+
+        prefs["launchCount"] = 4
+
+        #expect(prefs.baseClassOutcome == .writeFailed(path: fixture.path, errno: errno))
+        #expect(fixture.fileState() == before)
+        #expect(prefs.launchCount == 3, "a read after the failure shows the previous value")
+        #expect(prefs.baseClassOutcome == .success, "the read clears the write's error")
+        prefs["launchCount"] = 4
+        #expect(prefs.baseClassOutcome == .success, "the failure is not sticky")
+        #expect(try fixture.stored()["settings"] == .dictionary(["appearance": .string("dark"), "launchCount": .integer(4)]))
+    }
+
+    @Test("A first write that fails creates no domain file")
+    func failedFirstWriteCreatesNoFile() throws {
+        let fixture = try BaseClassFixture()
+        fixture.faults.fail(.rename, with: .noSpace)
+        let prefs = fixture.prefs(values: ["appearance": "dark"])
+        #expect(prefs.baseClassOutcome == .writeFailed(path: fixture.path, errno: .noSpace))
+        #expect(!FileManager.default.fileExists(atPath: fixture.path))
+        #expect(prefs.values.isEmpty)
+    }
+}
