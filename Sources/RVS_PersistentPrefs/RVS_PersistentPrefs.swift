@@ -55,6 +55,12 @@ import Foundation
 /// - ``flush()``
 /// - ``clear()``
 /// - ``deleteAll()``
+///
+/// ### Observing Changes
+/// - <doc:Observation>
+/// - ``observe(_:options:changeHandler:)``
+/// - ``changes``
+/// - ``changeBufferLimit``
 open class RVS_PersistentPrefs {
     // MARK: Configuration shared by every instance
 
@@ -71,7 +77,8 @@ open class RVS_PersistentPrefs {
     ///
     /// `nil` or empty selects the application domain. A non-empty identifier selects the suite file
     /// `<group container>/<groupID>.plist` (see ``groupContainerDirectory``); an identifier that cannot
-    /// be a file name makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``,
+    /// be a file name makes every operation fail with
+    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``,
     /// with nothing written anywhere. Set it once, before creating instances: changing it redirects
     /// later operations without migrating data.
     public static var groupID: String? {
@@ -79,24 +86,37 @@ open class RVS_PersistentPrefs {
         set { configuration.withLock { $0.groupID = newValue } }
     }
 
-    /// The directory of group suites, set in code; `nil` defers to `$RVS_PREFS_GROUP_CONTAINER`, then
-    /// to the preferences directory. Processes that configure the same container and ``groupID``
-    /// share their values.
+    /// The directory of group suites, set in code; `nil` or empty defers to `$RVS_PREFS_GROUP_CONTAINER`,
+    /// then to the preferences directory.
+    ///
+    /// A relative path is taken relative to the current directory, at each operation. A directory that
+    /// cannot be created makes the first write fail with
+    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``. Processes that configure
+    /// the same container and ``groupID`` share their values if they run as the same user: the
+    /// library creates its files with mode 0600 and its directories with mode 0700.
     public static var groupContainerDirectory: String? {
         get { configuration.withLock { $0.groupContainerDirectory } }
         set { configuration.withLock { $0.groupContainerDirectory = newValue } }
     }
 
-    /// The name of the application domain; `nil` means the executable's name. Its file is
+    /// The name of the application domain; `nil` or empty means the executable's name. Its file is
     /// `<preferences directory>/<name>.plist`.
+    ///
+    /// A name that cannot be a file name (`.`, `..`, one containing `/`, one too long; see
+    /// ``DomainName/problem(with:)``) makes every operation fail with
+    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
     public static var applicationDomainName: String? {
         get { configuration.withLock { $0.applicationDomainName } }
         set { configuration.withLock { $0.applicationDomainName = newValue } }
     }
 
-    /// Opt-in durable mode: when `true`, every write also `fsync`s the domain file and its directory
-    /// before it returns, so that it survives a power failure. Off by default (a write then survives a
-    /// crash of the process, not of the machine).
+    /// Opt-in durable mode: when `true`, each write waits for the disk (an `fsync` of the domain file
+    /// and of its directory) before it returns, so that it survives a power failure. Off by default (a
+    /// write then survives a crash of the process, not of the machine).
+    ///
+    /// It takes effect for every operation that starts after it is set, on instances old and new.
+    /// Durable and ordinary operations use different suites, each with its own registration domain,
+    /// so set it before registering defaults.
     public static var durableWrites: Bool {
         get { configuration.withLock { $0.durableWrites } }
         set { configuration.withLock { $0.durableWrites = newValue } }
@@ -132,7 +152,12 @@ open class RVS_PersistentPrefs {
     /// The outcome of the most recent operation: `nil` after a success, else what went wrong.
     ///
     /// Every operation sets it, reads included: reading ``values``, the subscript or ``count`` starts
-    /// a new operation and can clear an earlier error.
+    /// a new operation and can clear an earlier error. With several threads, the most recent operation
+    /// may be another thread's. The reads the library makes to notify observers leave it unchanged;
+    /// operations a handler performs itself set it.
+    ///
+    /// It is settable, so that a subclass may report failures of its own, for example with
+    /// ``RVS_PersistentPrefs/PrefsError/unknownError(error:)``.
     open var lastError: PrefsError? {
         get { locked { error } }
         set { locked { error = newValue } }
@@ -142,13 +167,23 @@ open class RVS_PersistentPrefs {
     ///
     /// The base class allows none, so it accepts only an empty collection. Reads keep names written
     /// by older versions or other tools, so a subclass can migrate or remove them.
+    ///
+    /// While such a name is stored, subscript writes and initializer merges that set an entry, and
+    /// in-place changes of ``values`` that keep it, fail with
+    /// ``RVS_PersistentPrefs/PrefsError/incorrectKeys(invalidElements:)`` naming it. A subscript write
+    /// that only removes entries is allowed, so `prefs["oldName"] = nil` clears the way, as does
+    /// assigning a whole ``values`` without it.
     open var keys: [String] { [] }
 
     /// The defaults suite this instance reads and writes: the application domain, or the group suite
     /// selected by ``groupID``, over the global domain and this process's arguments.
     ///
     /// Override to use another suite, for example one over an ``InMemoryDomainStorage`` in tests.
-    /// Returning `nil` makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``.
+    /// Returning `nil` makes every operation fail with
+    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
+    ///
+    /// It is evaluated on every operation, including the load and merge that `super.init` performs:
+    /// an override must use only state set before it calls `super.init`.
     open var userDefaults: DefaultsSuite? {
         let settings = Self.configuration.withLock { $0 }
         let locations = DefaultsLocations.current(
@@ -169,6 +204,8 @@ open class RVS_PersistentPrefs {
     /// Loads the collection stored under the subclass's unqualified type name.
     ///
     /// A missing collection is empty, without error. Inspect ``lastError`` for a failed read.
+    /// Renaming the class therefore moves it to a new, empty collection; pass the old name to
+    /// ``init(key:values:)`` to keep the stored one.
     public init() {
         storageKey = Self.defaultStorageKey
         _ = values
@@ -179,6 +216,13 @@ open class RVS_PersistentPrefs {
     /// Existing entries not named in `values` are kept. The merge is validated and saved as one
     /// locked read-modify-write; if the load fails or validation rejects the entries, nothing is
     /// written. Inspect ``lastError`` right after construction.
+    ///
+    /// Do not pass defaults meant as fallbacks: they overwrite the stored values at every launch. Give
+    /// fallbacks in typed getters (`self["name"] as? Int ?? 0`) or in the suite's registration domain.
+    ///
+    /// When the persistent domain holds nothing under `key` yet, the merge starts from the collection
+    /// the global or registration domain supplies, and that collection, with the supplied entries, is
+    /// stored. The registration domain itself is never written.
     ///
     /// - Parameters:
     ///   - key: The storage key; `nil` (the default) means the subclass's unqualified type name.
@@ -209,8 +253,12 @@ open class RVS_PersistentPrefs {
     /// unreadable domain file, which is first moved aside.
     ///
     /// An in-place change such as `prefs.values["appearance"] = "dark"` reads, changes and assigns the
-    /// whole collection, and writes nothing if the read failed. Prefer the subscript for single
+    /// whole collection, and writes nothing if the read failed. Assigning is last-writer-wins across
+    /// processes: it discards another process's concurrent changes. Prefer the subscript for single
     /// entries: it updates one entry atomically, keeping other processes' changes to other entries.
+    ///
+    /// A value for the storage key in the argument domain (`-<storageKey> …` on the command line)
+    /// shadows the written collection: reads return the argument's value, whatever is written.
     public var values: [String: Any] {
         get { locked { read() } }
         set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
@@ -229,8 +277,11 @@ open class RVS_PersistentPrefs {
     /// Assigning `nil` removes the entry. The update re-reads the stored collection under the domain's
     /// lock and changes only this entry, so processes updating different entries all keep their
     /// changes. It is validated like ``values``, and writes nothing when the stored collection cannot
-    /// be read.
+    /// be read. When nothing is stored under the storage key yet, the update starts from the
+    /// collection the global or registration domain supplies, as ``init(key:values:)`` does.
     /// - Parameter entry: An entry name from ``keys`` (not the storage key).
+    /// - Returns: The entry's value as a native Swift value, or `nil` when the collection has no such
+    ///   entry or cannot be read (see ``lastError``).
     public subscript(_ entry: String) -> Any? {
         get { values[entry] }
         set { locked { update([entry: newValue]) } }
@@ -249,13 +300,17 @@ open class RVS_PersistentPrefs {
     /// Removes this collection from the writable domain; other storage keys in the domain stay.
     ///
     /// Values for this storage key in the argument, global or registration domain become visible
-    /// again. Like assigning `[:]` to ``values``, which it is.
+    /// again. Like assigning `[:]` to ``values``, which it is: observers are notified even when
+    /// nothing was stored. Over an unreadable domain file, the file is first moved aside, so the
+    /// collections of other storage keys survive only in the moved-aside file (see
+    /// ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)``).
     public func clear() {
         values = [:]
     }
 
     /// Removes this collection; the same as ``clear()``, kept for compatibility. It does not erase
-    /// the domain, other collections or other suites.
+    /// the domain, other collections or other suites (except that, as with ``clear()``, an unreadable
+    /// domain file is moved aside first, taking the other collections with it).
     public func deleteAll() {
         clear()
     }

@@ -6,7 +6,10 @@ import Foundation
 /// It holds property-list values, so it is `Sendable` and may cross into any task; ``values`` gives
 /// them as native Swift values, as ``RVS_PersistentPrefs/values`` does.
 public struct PrefsChange: Sendable, Equatable {
-    /// The collection after the write, as stored.
+    /// The collection after the write, as read right after it through the search list.
+    ///
+    /// A value for the storage key in the argument domain, or another process's write made meanwhile,
+    /// can therefore show in it; it is empty if that read fails.
     public let collection: [String: PropertyListValue]
 
     /// The collection after the write, as native Swift values.
@@ -25,7 +28,8 @@ extension RVS_PersistentPrefs {
     /// The same writes notify as for key-path observers: never reads, rejected writes, ``flush()``, or
     /// other instances' or processes' writes. The sequence begins with the next write after it is
     /// made, keeps at most ``changeBufferLimit`` elements for a reader that falls behind (dropping the
-    /// oldest), and ends when the instance is deallocated or the reading task is cancelled.
+    /// oldest), and ends when the instance is deallocated or the reading task is cancelled. Each
+    /// access to `changes` makes a new, independent sequence: keep the one you iterate.
     ///
     /// ```swift
     /// for await change in prefs.changes {

@@ -33,7 +33,7 @@ public struct PrefsObservedChange<Value> {
     public let kind: Kind
     /// The value after the write, when `.new` was asked for; `nil` in a prior notification.
     public let newValue: Value?
-    /// The value before the write, when `.old` was asked for.
+    /// The value before the write, when `.old` was asked for; `nil` in an `.initial` notification.
     public let oldValue: Value?
     /// `true` in the notification sent before a write (option `.prior`).
     public let isPrior: Bool
@@ -74,6 +74,10 @@ public typealias NSKeyValueObservingOptions = PrefsObservingOptions
 public typealias NSKeyValueObservedChange<Value> = PrefsObservedChange<Value>
 
 /// Key-path observation of ``RVS_PersistentPrefs`` instances, with the typed `Self` of a subclass.
+///
+/// It exists only so that ``PrefsObserving/observe(_:options:changeHandler:)`` can give its handler
+/// the subclass's own type (`Self`). ``RVS_PersistentPrefs`` conforms; do not conform other types,
+/// which it gives nothing.
 public protocol PrefsObserving: AnyObject {}
 
 extension RVS_PersistentPrefs: PrefsObserving {}
@@ -89,7 +93,14 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// rejected writes, ``RVS_PersistentPrefs/flush()``, or changes made by other instances or
     /// processes. (An initializer's merge happens before `observe` can be called from outside, so only
     /// an observer registered during initialization, for example from an overridden
-    /// ``RVS_PersistentPrefs/userDefaults``, hears it.)
+    /// ``RVS_PersistentPrefs/userDefaults``, hears it.) Every observer hears every such write, whatever
+    /// key path it watches, even when that key path's value did not change: the key path chooses what
+    /// the change carries, not which writes notify.
+    ///
+    /// A write's handlers run synchronously on the writing thread, while other threads' operations on the
+    /// instance wait: keep them short, and do not wait in one for another thread that uses the
+    /// instance. The handler is not `@Sendable`; that is sound while the instance stays in one
+    /// isolation domain.
     ///
     /// It may read and write the instance (a nested write notifies every observer again, before the
     /// remaining observers of the outer write) and add or invalidate any token. `newValue` is read when
@@ -97,6 +108,11 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// it is after that nested write: the last notification an observer gets always carries the
     /// current value.
     ///
+    /// - Parameters:
+    ///   - keyPath: The key path whose value the notifications carry.
+    ///   - options: The values to carry (`.new`, `.old`) and the extra notifications to send
+    ///     (`.initial`, which runs the handler once before `observe` returns; `.prior`).
+    ///   - changeHandler: Called with the instance and the change.
     /// - Returns: The token; observation stops when it is released or invalidated.
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>,

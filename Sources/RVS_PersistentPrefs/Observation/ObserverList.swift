@@ -4,6 +4,7 @@ import Foundation
 ///
 /// Its lock guards only the registrations: it is never held while a handler runs, so a handler may
 /// add or remove observers, and observers may be added and removed from any thread during writes.
+/// (The instance's `operationLock` is held while a write's handlers run.)
 final class ObserverList: @unchecked Sendable {
     private let lock = Lock()
     private var observers: [(id: Int, observer: AnyPrefsObserver)] = []
