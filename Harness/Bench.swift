@@ -20,6 +20,7 @@ enum BenchCommand {
 
           --quick           fewer samples: the whole run takes well under 30 seconds
           --json PATH       also write every sample, in microseconds, as JSON to PATH
+          --samples N       exactly N samples per case (for a smoke test; the figures mean little)
           --directory PATH  work in PATH instead of a private temporary directory
         """
 
@@ -27,6 +28,7 @@ enum BenchCommand {
         var quick = false
         var jsonPath: String?
         var directory: String?
+        var sampleCount: Int?
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             switch argument {
@@ -38,6 +40,11 @@ enum BenchCommand {
             case "--json":
                 guard let path = remaining.popFirst() else { return usageError("--json needs a PATH") }
                 jsonPath = path
+            case "--samples":
+                guard let text = remaining.popFirst(), let count = Int(text), count > 0 else {
+                    return usageError("--samples needs a positive whole number")
+                }
+                sampleCount = count
             case "--directory":
                 guard let path = remaining.popFirst() else { return usageError("--directory needs a PATH") }
                 directory = path
@@ -53,8 +60,16 @@ enum BenchCommand {
             return 1
         }
         defer { workspace.removeIfPrivate() }
+        // Foundation reads XDG_CONFIG_HOME once, early, so the peer's files can be moved into the
+        // workspace only by starting the measuring process with it set: run this command again as a
+        // child process in that environment.
+        guard ProcessInfo.processInfo.environment[BenchWorkspace.childVariable] == workspace.root else {
+            let options = (quick ? ["--quick"] : []) + (jsonPath.map { ["--json", $0] } ?? [])
+                + (sampleCount.map { ["--samples", String($0)] } ?? [])
+            return workspace.runAsChild(options)
+        }
 
-        let samples = quick ? 41 : 301
+        let samples = sampleCount ?? (quick ? 41 : 301)
         var results: [BenchResult] = []
         func record(_ result: BenchResult) {
             results.append(result)
@@ -69,7 +84,7 @@ enum BenchCommand {
         record(writeEntryCase(workspace, samples: samples))
         record(writeCollectionCase(workspace, samples: samples))
         for size in [10, 100, 1_000, 10_000] {
-            let scaled = max(11, samples / max(1, size / 100))
+            let scaled = sampleCount ?? max(11, samples / max(1, size / 100))
             record(scaleReadCase(workspace, entries: size, samples: scaled))
             record(scaleWriteCase(workspace, entries: size, samples: scaled))
         }
@@ -172,14 +187,16 @@ enum BenchCommand {
         prefs.values = BenchWorkspace.collection(entries: 10, round: 0)
         let peer = workspace.peer(name: "collection")
         let bytes = workspace.domainBytes()
+        // Built before timing: what is measured is the write, not the caller making its dictionary.
+        let versions = (1...2).map { BenchWorkspace.collection(entries: 10, round: $0) }
         var round = 0
         return BenchResult.measure("write-collection", samples: samples, batch: 1,
             ours: {
                 round += 1
-                prefs.values = BenchWorkspace.collection(entries: 10, round: round)
+                prefs.values = versions[round % 2]
             },
             peer: {
-                peer.set(BenchWorkspace.collection(entries: 10, round: round), forKey: "collection")
+                peer.set(versions[round % 2], forKey: "collection")
                 peer.synchronize()
             },
             floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) })
@@ -212,11 +229,12 @@ enum BenchCommand {
         let prefs = workspace.preferences(key: "scale", allowing: entries)
         prefs.values = BenchWorkspace.collection(entries: entries, round: 0)
         let bytes = workspace.domainBytes()
+        let versions = (1...2).map { BenchWorkspace.collection(entries: entries, round: $0) }
         var round = 0
         return BenchResult.measure("scale-\(entries)-write", samples: samples, batch: 1,
             ours: {
                 round += 1
-                prefs.values = BenchWorkspace.collection(entries: entries, round: round)
+                prefs.values = versions[round % 2]
             },
             peer: nil,
             floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) },
@@ -265,12 +283,36 @@ final class BenchWorkspace {
             isPrivate = true
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         }
-        // Ours and the peer both keep their files under the workspace, never in the user's own.
+        // Ours and the peer both keep their files under the workspace, never in the user's own (the
+        // peer's through the environment the child process is started with: see runAsChild).
         setenv(DefaultsLocations.directoryVariable, root + "/ours", 1)
-        setenv("XDG_CONFIG_HOME", root + "/peer", 1)
         RVS_PersistentPrefs.applicationDomainName = "bench"
         RVS_PersistentPrefs.groupID = nil
         try FileManager.default.createDirectory(atPath: root + "/floor", withIntermediateDirectories: true)
+    }
+
+    /// Set in the child process that measures, to the workspace it measures in.
+    static let childVariable = "RVS_PREFS_BENCH_WORKSPACE"
+
+    /// Runs `harness bench ARGUMENTS --directory ROOT` as a child process whose environment points
+    /// Foundation's `UserDefaults` at the workspace, with this process's output streams.
+    /// - Returns: The child's exit status.
+    func runAsChild(_ arguments: [String]) -> Int32 {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = ["bench"] + arguments + ["--directory", root]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = root + "/peer"
+        environment[Self.childVariable] = root
+        child.environment = environment
+        do {
+            try child.run()
+        } catch {
+            FileHandle.standardError.write(Data("harness bench: cannot start the measuring process: \(error)\n".utf8))
+            return 1
+        }
+        child.waitUntilExit()
+        return child.terminationStatus
     }
 
     func removeIfPrivate() {
@@ -398,7 +440,7 @@ struct BenchResult {
             }
             return Double(total) / Double(batch) / 1_000
         }
-        let warmUp = max(3, samples / 10)
+        let warmUp = samples < 10 ? 1 : max(3, samples / 10)
         var oursSamples: [Double] = [], peerSamples: [Double] = [], floorSamples: [Double] = []
         for index in 0..<(warmUp + samples) {
             let a = timed(prepareOurs, ours)

@@ -70,6 +70,11 @@ struct FailureInjectionTests {
         let domain = try domain()
         try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
         let fresh = try FileDomainStorage(directory: directory.path, name: "app", durable: false, system: SystemCalls(faults: faults))
+        if call == .stat {
+            // A reader stats only to validate a cache of a file that is no longer recent.
+            try waitUntilNotRecent(domain.path)
+            _ = try fresh.snapshot()
+        }
         faults.fail(call, with: errno, pathContaining: "app.plist")
         do {
             _ = try fresh.snapshot()

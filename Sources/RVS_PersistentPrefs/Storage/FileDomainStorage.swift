@@ -105,18 +105,20 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
-        let identity: FileIdentity
-        do {
-            identity = FileIdentity(try system.stat(path))
-        } catch {
-            if error == .noSuchFileOrDirectory {
-                cached = nil
-                return .missing
+        // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
+        // `fstat` of the opened file gives its identity.
+        if let current = cached, !current.mayHaveChangedUnseen {
+            let identity: FileIdentity
+            do {
+                identity = FileIdentity(try system.stat(path))
+            } catch {
+                if error == .noSuchFileOrDirectory {
+                    cached = nil
+                    return .missing
+                }
+                throw .readFailed(path: path, operation: "stat", errno: error)
             }
-            throw .readFailed(path: path, operation: "stat", errno: error)
-        }
-        if let current = cached, current.identity == identity, !current.mayHaveChangedUnseen {
-            return try current.result.get()
+            if current.identity == identity { return try current.result.get() }
         }
         guard let (openedIdentity, bytes) = try readFile() else {
             cached = nil
@@ -223,11 +225,9 @@ public final class FileDomainStorage: DomainStorage {
             if moveAside { try moveUnreadableFileAside() }
             try replaceFile(with: bytes)
             let written = DomainSnapshot(contents: contents)
-            if let info = try? system.stat(path) {
-                cached = CachedDomain(identity: FileIdentity(info), bytes: bytes, result: .success(written))
-            } else {
-                cached = nil
-            }
+            // The new file is recent, so the next load re-reads it anyway: keep its bytes and contents
+            // (then not parsed again) without spending a `stat` on its identity now.
+            cached = CachedDomain(unverifiedBytes: bytes, result: .success(written))
             return written
         }
     }
@@ -382,7 +382,7 @@ struct FileIdentity: Equatable {
 
 /// The last version of a domain file this process read or wrote.
 struct CachedDomain {
-    let identity: FileIdentity
+    let identity: FileIdentity?
     let bytes: [UInt8]
     let result: Result<DomainSnapshot, PrefsError>
     /// Recorded when the version was read: a recent file must be re-read before the cache is trusted.
@@ -393,5 +393,13 @@ struct CachedDomain {
         self.bytes = bytes
         self.result = result
         self.mayHaveChangedUnseen = identity.isRecent
+    }
+
+    /// A version whose file identity is not known: trusted only after a re-read finds the same bytes.
+    init(unverifiedBytes bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
+        self.identity = nil
+        self.bytes = bytes
+        self.result = result
+        self.mayHaveChangedUnseen = true
     }
 }

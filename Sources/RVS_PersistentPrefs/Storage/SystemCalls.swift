@@ -112,7 +112,12 @@ struct SystemCalls: Sendable {
                 }
             }
             if count == 0 { break }
+            let requested = bytes.count - filled
             filled += count
+            // The buffer has room for one byte more than `fstat` reported. A regular file that fills
+            // exactly its reported size and leaves that byte unread is at its end: no second read is
+            // needed to be told so (a system call saved on every load of a changed file).
+            if filled == sizeHint && count < requested { break }
         }
         bytes.removeSubrange(filled...)
         return bytes
