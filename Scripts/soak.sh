@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Soak test (not run by `swift test`): several processes read and write one domain for minutes, then the
+# script checks that no acknowledged write was lost and that each process's memory stayed flat.
+#
+#   Scripts/soak.sh [SECONDS]        default 180
+#
+# Environment:
+#   SOAK_WORKERS        number of processes (default 4)
+#   SOAK_CONFIGURATION  build configuration of the TestWorker: release (default) or debug
+#   SOAK_SCRATCH_PATH   passed to `swift build --scratch-path` (default: the package's .build)
+#   SOAK_RSS_SLACK_KB   allowed growth of VmRSS and of VmHWM between warm-up and the end (default 4096)
+#   SOAK_KEEP=1         keep the temporary directory with the domain file and the workers' output
+#
+# Each process runs `TestWorker soak` (Tests/TestWorker/main.swift): subscript writes of its own 16 entries of
+# one shared collection, reads of the whole collection and of single entries (checked in the worker: its own
+# entries read back exactly, nobody's entry ever goes backwards), and whole-collection assignments of a
+# collection of its own. At the end the domain file is read with Python's plistlib, independently of the
+# library: every entry must hold the last value its worker wrote and was acknowledged, and every worker's own
+# collection its last round. Exits non-zero with a message on any failure.
+set -euo pipefail
+
+seconds="${1:-180}"
+[[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: Scripts/soak.sh [SECONDS]" >&2; exit 64; }
+workers="${SOAK_WORKERS:-4}"
+configuration="${SOAK_CONFIGURATION:-release}"
+slack="${SOAK_RSS_SLACK_KB:-4096}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+build=(swift build -c "$configuration" --product TestWorker)
+[[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
+echo "soak: building: ${build[*]}" >&2
+"${build[@]}" >&2
+bin="$("${build[@]}" --show-bin-path)"
+worker="$bin/TestWorker"
+
+dir="$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-soak-XXXXXX")"
+cleanup() { if [[ "${SOAK_KEEP:-0}" == 1 ]]; then echo "soak: kept $dir" >&2; else rm -rf "$dir"; fi; }
+trap cleanup EXIT
+
+echo "soak: $workers processes for $seconds s on $dir/soak.plist" >&2
+pids=()
+for ((w = 0; w < workers; w++)); do
+    "$worker" soak "$dir" soak shared "$seconds" "$w" "$workers" >"$dir/worker-$w.out" 2>"$dir/worker-$w.err" &
+    pids+=($!)
+done
+failed=0
+for ((w = 0; w < workers; w++)); do
+    if ! wait "${pids[$w]}"; then
+        echo "FAIL: worker $w exited with an error: $(cat "$dir/worker-$w.err")" >&2
+        failed=1
+    fi
+done
+[[ $failed -eq 0 ]] || exit 1
+
+python3 - "$dir" "$workers" "$slack" <<'PY'
+import plistlib
+import re
+import sys
+
+directory, workers, slack = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+problems = []
+reports = []
+for w in range(workers):
+    text = open(f"{directory}/worker-{w}.out").read()
+    match = re.search(r"^soak (.*)$", text, re.M)
+    if not match:
+        sys.exit(f"FAIL: worker {w} printed no report: {text!r}")
+    report = {k: (int(v) if v.lstrip("-").isdigit() else v) for k, v in (f.split("=") for f in match.group(1).split())}
+    reports.append(report)
+
+with open(f"{directory}/soak.plist", "rb") as f:
+    domain = plistlib.load(f)
+shared = domain.get("shared", {})
+expected_names = set()
+for w, r in enumerate(reports):
+    writes, slots = r["writes"], r["slots"]
+    # Worker w wrote entry w<w>-<i % slots> = i for i in 0 ..< writes, each acknowledged; the last one per slot wins.
+    for s in range(min(slots, writes)):
+        name = f"w{w}-{s}"
+        expected_names.add(name)
+        last = s + slots * ((writes - 1 - s) // slots)
+        if shared.get(name) != last:
+            problems.append(f"entry {name} holds {shared.get(name)!r}, but the last acknowledged write was {last}")
+    own = domain.get(f"shared-w{w}")
+    if r["rounds"] > 0 and own != {"round": r["rounds"] - 1}:
+        problems.append(f"collection shared-w{w} holds {own!r}, but the last acknowledged round was {r['rounds'] - 1}")
+extra = set(shared) - expected_names
+if extra:
+    problems.append(f"unexpected entries in the shared collection: {sorted(extra)}")
+
+print(f"{'worker':>6} {'writes':>8} {'reads':>8} {'rounds':>7} {'HWM start':>10} {'RSS warm':>9} {'RSS end':>8} {'HWM warm':>9} {'HWM end':>8}  (kB)")
+for w, r in enumerate(reports):
+    print(f"{w:>6} {r['writes']:>8} {r['reads']:>8} {r['rounds']:>7} {r['hwm_start_kb']:>10} {r['rss_warm_kb']:>9} "
+          f"{r['rss_end_kb']:>8} {r['hwm_warm_kb']:>9} {r['hwm_end_kb']:>8}")
+    for label, warm, end in (("RSS", r["rss_warm_kb"], r["rss_end_kb"]), ("peak RSS (VmHWM)", r["hwm_warm_kb"], r["hwm_end_kb"])):
+        if warm < 0 or end < 0:
+            problems.append(f"worker {w}: {label} could not be read from /proc/self/status")
+        elif end - warm > slack:
+            problems.append(f"worker {w}: {label} grew by {end - warm} kB after warm-up ({warm} → {end} kB; allowed {slack} kB)")
+total = sum(r["writes"] for r in reports)
+print(f"total: {total} acknowledged entry writes, {sum(r['rounds'] for r in reports)} collection rounds, "
+      f"{sum(r['reads'] for r in reports)} checked reads; {len(shared)} entries in the shared collection; "
+      f"file size {len(open(f'{directory}/soak.plist', 'rb').read())} bytes")
+if problems:
+    for p in problems:
+        print(f"FAIL: {p}", file=sys.stderr)
+    sys.exit(1)
+print("PASS: every acknowledged write is present, and memory stayed flat")
+PY
