@@ -161,6 +161,22 @@ struct FileDomainTests {
         #expect(throws: PrefsError.self) { try domain.snapshot() }
     }
 
+    @Test("Something other than a regular file where the domain file belongs (a directory, a FIFO) is unreadable, and a read does not hang")
+    func nonRegularFilesAreUnreadable() throws {
+        let domain = try domain()
+        #expect(mkfifo(domain.path, 0o600) == 0)
+        #expect(throws: PrefsError.self) { try domain.snapshot() }
+        let other = try self.domain("folder")
+        try FileManager.default.createDirectory(atPath: other.path, withIntermediateDirectories: false)
+        do {
+            _ = try other.snapshot()
+            Issue.record("a directory was read as a domain")
+        } catch {
+            guard case .domainUnreadable(let path, _) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(path == other.path)
+        }
+    }
+
     @Test("A stray temporary file from a killed writer is ignored by readers and replaced by the next writer")
     func strayTemporaryFilesAreIgnored() throws {
         let domain = try domain()

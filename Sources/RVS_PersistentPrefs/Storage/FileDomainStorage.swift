@@ -135,11 +135,13 @@ public final class FileDomainStorage: DomainStorage {
         return try result.get()
     }
 
-    /// Reads the whole file; `nil` when it vanished between `stat` and `open`.
+    /// Reads the whole file, with the identity of what was read; `nil` when there is no file.
     private func readFile() throws(PrefsError) -> (FileIdentity, [UInt8])? {
         let fd: Int32
         do {
-            fd = try system.open(path, O_RDONLY)
+            // O_NONBLOCK: a FIFO put where the domain file belongs must not hang the reader; it is
+            // then refused as not a regular file. The flag means nothing for a regular file.
+            fd = try system.open(path, O_RDONLY | O_NONBLOCK)
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             throw .readFailed(path: path, operation: "open", errno: error)
