@@ -132,32 +132,50 @@ enum BenchCommand {
     /// A read right after another writer replaced the file. The replacement (a raw temporary file and
     /// rename of bytes the library wrote, as another process does) is outside the timed part.
     static func readAfterExternalWriteCase(_ workspace: BenchWorkspace, samples: Int) -> BenchResult {
-        let prefs = workspace.preferences(key: "external")
-        let versions = (0..<2).map { round -> [UInt8] in
-            prefs.values = BenchWorkspace.collection(entries: 10, round: round)
-            return (FileManager.default.contents(atPath: workspace.domainPath).map { [UInt8]($0) }) ?? []
-        }
         let peer = workspace.peer(name: "external")
         let peerVersions = (0..<2).map { round -> [UInt8] in
             peer.set(BenchWorkspace.collection(entries: 10, round: round), forKey: "external")
             peer.synchronize()
             return (FileManager.default.contents(atPath: workspace.peerPath("external")).map { [UInt8]($0) }) ?? []
         }
+        var peerRound = 0
+        return changedFileReadCase("read-after-external-write", workspace, key: "external", entries: 10, samples: samples,
+            peer: (
+                prepare: {
+                    peerRound += 1
+                    BenchFloor.replace(workspace.peerPath("external"), with: peerVersions[peerRound % 2], lock: nil)
+                },
+                read: {
+                    peer.synchronize()
+                    _ = peer.dictionary(forKey: "external")
+                }
+            ))
+    }
+
+    /// Reads of a collection whose file another writer replaces before each timed read, alternating
+    /// between two versions that the library wrote; the floor reads the same file.
+    private static func changedFileReadCase(
+        _ name: String, _ workspace: BenchWorkspace, key: String, entries: Int, samples: Int,
+        peer: (prepare: () -> Void, read: () -> Void)? = nil, bytes reportBytes: Bool = false
+    ) -> BenchResult {
+        let prefs = workspace.preferences(key: key, allowing: entries)
+        let versions = (0..<2).map { round -> [UInt8] in
+            prefs.values = BenchWorkspace.collection(entries: entries, round: round)
+            return workspace.domainBytes()
+        }
         var round = 0
         let path = workspace.domainPath
-        return BenchResult.measure("read-after-external-write", samples: samples, batch: 1,
+        let replace = { BenchFloor.replace(path, with: versions[round % 2], lock: nil) }
+        return BenchResult.measure(name, samples: samples, batch: 1,
             prepareOurs: {
                 round += 1
-                BenchFloor.replace(path, with: versions[round % 2], lock: nil)
+                replace()
             },
             ours: { _ = prefs.values },
-            preparePeer: { BenchFloor.replace(workspace.peerPath("external"), with: peerVersions[round % 2], lock: nil) },
-            peer: {
-                peer.synchronize()
-                _ = peer.dictionary(forKey: "external")
-            },
-            prepareFloor: { BenchFloor.replace(path, with: versions[round % 2], lock: nil) },
-            floor: { _ = BenchFloor.readFile(path) })
+            preparePeer: peer?.prepare, peer: peer?.read,
+            prepareFloor: replace,
+            floor: { _ = BenchFloor.readFile(path) },
+            bytes: reportBytes ? versions[0].count : nil)
     }
 
     /// One subscript write; peer `set` + `synchronize()`; floor `flock` + temporary file + rename of the same bytes.
@@ -205,23 +223,7 @@ enum BenchCommand {
     /// A read of an N-entry collection right after it changed (so it is parsed and converted);
     /// the floor reads the same file.
     static func scaleReadCase(_ workspace: BenchWorkspace, entries: Int, samples: Int) -> BenchResult {
-        let prefs = workspace.preferences(key: "scale", allowing: entries)
-        let versions = (0..<2).map { round -> [UInt8] in
-            prefs.values = BenchWorkspace.collection(entries: entries, round: round)
-            return workspace.domainBytes()
-        }
-        var round = 0
-        let path = workspace.domainPath
-        return BenchResult.measure("scale-\(entries)-read", samples: samples, batch: 1,
-            prepareOurs: {
-                round += 1
-                BenchFloor.replace(path, with: versions[round % 2], lock: nil)
-            },
-            ours: { _ = prefs.values },
-            peer: nil,
-            prepareFloor: { BenchFloor.replace(path, with: versions[round % 2], lock: nil) },
-            floor: { _ = BenchFloor.readFile(path) },
-            bytes: versions[0].count)
+        changedFileReadCase("scale-\(entries)-read", workspace, key: "scale", entries: entries, samples: samples, bytes: true)
     }
 
     /// A whole-collection write of N entries; the floor writes the same bytes.
