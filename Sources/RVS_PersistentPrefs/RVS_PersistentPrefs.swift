@@ -230,7 +230,7 @@ open class RVS_PersistentPrefs {
     public init(key: String! = nil, values: [String: Any]! = [:]) {
         storageKey = key ?? Self.defaultStorageKey
         _ = self.values
-        if error == nil, let supplied = values, !supplied.isEmpty {
+        if lastError == nil, let supplied = values, !supplied.isEmpty {
             update(supplied.mapValues { Optional($0) })
         }
     }
@@ -266,7 +266,7 @@ open class RVS_PersistentPrefs {
             operationLock.lock()
             defer { operationLock.unlock() }
             var collection = read()
-            let readSucceeded = error == nil
+            let readSucceeded = lastError == nil
             yield &collection
             if readSucceeded { replace(with: collection, repairing: .failIfUnreadable) }
         }
@@ -325,13 +325,14 @@ open class RVS_PersistentPrefs {
 
     /// Runs one operation: clears ``lastError``, and records what `body` throws there.
     private func operation<Result>(failure: Result, _ body: () throws(PrefsError) -> Result) -> Result {
-        error = nil
+        // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
+        lastError = nil
         do {
             let result = try body()
-            error = nil  // a `.prior` handler may have run an operation of its own meanwhile
+            lastError = nil  // a `.prior` handler may have run an operation of its own meanwhile
             return result
         } catch {
-            self.error = error
+            lastError = error
             return failure
         }
     }
@@ -346,7 +347,7 @@ open class RVS_PersistentPrefs {
     /// Reads the collection through the search list.
     private func read() -> [String: Any] {
         operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
-            let storageKey = self.storageKey
+            let storageKey = self.key  // the property, so that a subclass's override of `key` is honoured
             guard let found = try suite().find(storageKey) else { return [:] }
             if let cache = nativeCache, cache.key == storageKey, let snapshot = found.snapshot, cache.snapshot === snapshot {
                 return cache.values
@@ -364,7 +365,7 @@ open class RVS_PersistentPrefs {
 
     /// Validates `newValues` and replaces the whole collection with it.
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
-        let storageKey = self.storageKey
+        let storageKey = self.key
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = Set(keys)
@@ -384,7 +385,7 @@ open class RVS_PersistentPrefs {
     /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
     /// collection: what the subscript and the initializer's merge both do.
     private func update(_ entries: [String: Any?]) {
-        let storageKey = self.storageKey
+        let storageKey = self.key
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = Set(keys)
@@ -420,14 +421,11 @@ open class RVS_PersistentPrefs {
                 if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
                 stored = collection.isEmpty ? nil : .dictionary(collection)
             }
-            if !incompatible.isEmpty || change?.sendsPrior == true {
-                // Validate against the stored collection before the `.prior` notifications, so that a
-                // rejected write notifies nobody; the locked write below validates again. A write of
-                // incompatible values always fails here, without taking the domain's lock, so that it
-                // creates nothing (no directory, no lock file), as a rejected write must.
-                var current = try suite.persistentDomain.snapshot().contents[storageKey]
-                try merge(&current)
-            }
+            // Validate against the stored collection first, without the domain's lock: a rejected write
+            // then creates nothing (no directory, no lock file) and sends no `.prior` notification. The
+            // locked write below validates again, against what is stored by then.
+            var current = try suite.persistentDomain.snapshot().contents[storageKey]
+            try merge(&current)
             change?.willChange()
             try suite.modifyValue(forKey: storageKey, merge)
             return true

@@ -425,6 +425,16 @@ enum BinaryPropertyList {
             return try offset(of: ref)
         }
 
+        /// Counts the payload of a data or string object against the same budget: a shared object is
+        /// copied at every reference, so a small file referring many times to one large payload would
+        /// otherwise expand to gigabytes.
+        private mutating func charge(payload count: Int) throws(PropertyListFormatError) {
+            guard count >= 0, visitsLeft >= count else {
+                throw PropertyListFormatError("shared objects expand to more bytes than the file size allows")
+            }
+            visitsLeft -= count
+        }
+
         private static func tooDeep() -> PropertyListFormatError {
             PropertyListFormatError("nesting deeper than \(PropertyListValue.maximumDepth) levels")
         }
@@ -477,7 +487,7 @@ enum BinaryPropertyList {
         }
 
         @inline(never)
-        private func scalar(marker: UInt8, at position: Int) throws(PropertyListFormatError) -> PropertyListValue {
+        private mutating func scalar(marker: UInt8, at position: Int) throws(PropertyListFormatError) -> PropertyListValue {
             switch marker >> 4 {
             case 0x0:
                 switch marker {
@@ -508,9 +518,11 @@ enum BinaryPropertyList {
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
             case 0x4:
                 let (count, start) = try count(marker: marker, at: position)
+                try charge(payload: count)
                 let stop = try end(of: count, width: 1, from: start, what: "data")
                 return .data(Data(UnsafeRawBufferPointer(rebasing: buffer[start ..< stop])))
             case 0x5, 0x6:
+                try charge(payload: try count(marker: marker, at: position).count)
                 return .string(try string(marker: marker, at: position))
             default:
                 throw unsupported(marker, at: position)

@@ -220,7 +220,10 @@ public final class DefaultsSuite: Sendable {
             let snapshot = try persistentDomain.snapshot()
             if let value = snapshot.contents[key] { return Found(value: value, domain: .persistent, snapshot: snapshot) }
         }
-        if start <= 2, let globalDomain {
+        // The global domain is skipped when it is the writable one (an application domain named
+        // `.GlobalPreferences`): it has been searched already, and reading it again while it is being
+        // modified would wait on itself.
+        if start <= 2, let globalDomain, globalDomain !== persistentDomain {
             let snapshot = try globalDomain.snapshot()
             if let value = snapshot.contents[key] { return Found(value: value, domain: .global, snapshot: snapshot) }
         }
@@ -237,7 +240,9 @@ public final class DefaultsSuite: Sendable {
     public func dictionaryRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
         let persistent = try persistentDomain.snapshot().contents  // first: an unavailable suite shows nothing
         var merged = registrationDomain
-        if let globalDomain { merged.merge(try globalDomain.snapshot().contents) { _, new in new } }
+        if let globalDomain, globalDomain !== persistentDomain {
+            merged.merge(try globalDomain.snapshot().contents) { _, new in new }
+        }
         merged.merge(persistent) { _, new in new }
         merged.merge(argumentDomain) { _, new in new }
         return merged

@@ -153,8 +153,13 @@ public final class FileDomainStorage: DomainStorage {
                 _ = try? system.close(fd, path: path)
                 throw PrefsError.domainUnreadable(path: path, reason: "not a regular file")
             }
+            guard info.st_size <= Self.maximumFileSize else {
+                _ = try? system.close(fd, path: path)
+                throw PrefsError.domainUnreadable(
+                    path: path, reason: "the file is \(info.st_size) bytes; at most \(Self.maximumFileSize) are read")
+            }
             operation = "read"
-            let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size))
+            let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size), limit: Self.maximumFileSize)
             operation = "close"
             try system.close(fd, path: path)
             return (FileIdentity(info), bytes)
@@ -167,6 +172,10 @@ public final class FileDomainStorage: DomainStorage {
             throw .unknownError(error: error)
         }
     }
+
+    /// The largest domain file read (64 MiB): far beyond any preferences, and small enough that a huge
+    /// or sparse file put in its place cannot exhaust memory.
+    static let maximumFileSize = 64 << 20
 
     private static let parses = Locked(0)
 
@@ -204,10 +213,11 @@ public final class FileDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
-        try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
-            let lock = try acquireLock()
-            defer { _ = try? system.close(lock, path: lockPath) }
-
+        // The file lock first, then the in-process cache: readers in this process take only the
+        // latter, so they never wait while this writer waits for another process's lock.
+        let lock = try acquireLock()
+        defer { _ = try? system.close(lock, path: lockPath) }
+        return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             var current = DomainSnapshot.missing
             var moveAside = false
             do throws(PrefsError) {
@@ -218,14 +228,23 @@ public final class FileDomainStorage: DomainStorage {
             }
             var contents = current.contents
             try transform(&contents)
-            if !moveAside && contents == current.contents { return current }
+            if !moveAside && !current.exists && contents.isEmpty { return current }
 
             // Values built directly as PropertyListValue can nest deeper than a file may.
             let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
             if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
             let bytes = BinaryPropertyList.encode(.dictionary(contents))
-            if moveAside { try moveUnreadableFileAside() }
-            try replaceFile(with: bytes)
+            // Unchanged when the bytes are: `==` alone would also skip a change it cannot see
+            // (-0.0 for 0.0, another Unicode normalization of an equal string).
+            if !moveAside, let previous = cached, previous.bytes == bytes { return current }
+            let aside = moveAside ? try keepUnreadableFileAside() : nil
+            do throws(PrefsError) {
+                try replaceFile(with: bytes)
+            } catch {
+                // The unreadable file is still in place: drop the second name it was given.
+                if let aside { try? system.unlink(aside) }
+                throw error
+            }
             let written = DomainSnapshot(contents: contents)
             // The new file is recent, so the next load re-reads it anyway: keep its bytes and contents
             // (then not parsed again) without spending a `stat` on its identity now.
@@ -282,11 +301,24 @@ public final class FileDomainStorage: DomainStorage {
         }
     }
 
+    /// Creates the temporary file afresh, mode 0600. One left by a killed writer (or planted by
+    /// someone else, with other permissions or another owner) is removed first rather than reused:
+    /// the file becomes the domain file, and must be ours alone.
+    private func createTemporaryFile() throws(Errno) -> Int32 {
+        do {
+            return try system.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        } catch {
+            guard error == .fileExists else { throw error }
+            try system.unlink(temporaryPath)
+            return try system.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        }
+    }
+
     /// Writes `bytes` to the temporary file and renames it over the domain file.
     private func replaceFile(with bytes: [UInt8]) throws(PrefsError) {
         var step = "create temporary file \(temporaryPath)"
         do throws(Errno) {
-            let fd = try system.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
+            let fd = try createTemporaryFile()
             do throws(Errno) {
                 step = "write temporary file \(temporaryPath)"
                 try system.writeAll(fd, path: temporaryPath, bytes)
@@ -324,8 +356,12 @@ public final class FileDomainStorage: DomainStorage {
         }
     }
 
-    /// Renames an unreadable domain file to a fresh `<name>.plist.unreadable-<seconds>[-n]`.
-    private func moveUnreadableFileAside() throws(PrefsError) {
+    /// Gives an unreadable domain file a second name, `<name>.plist.unreadable-<seconds>[-n]`, before
+    /// it is replaced: a hard link, so that the domain file stays in place until the rename of the new
+    /// one replaces it atomically, and a failed write leaves everything as it was. (Something other
+    /// than a regular file, such as a directory, is renamed instead.)
+    /// - Returns: The new name.
+    private func keepUnreadableFileAside() throws(PrefsError) -> String {
         let stamp = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))"
         var candidate = stamp
         var counter = 1
@@ -334,10 +370,16 @@ public final class FileDomainStorage: DomainStorage {
             candidate = "\(stamp)-\(counter)"
         }
         do {
-            try system.rename(path, candidate)
+            let info = try system.stat(path)
+            if info.st_mode & S_IFMT == S_IFREG {
+                try system.link(path, candidate)
+            } else {
+                try system.rename(path, candidate)
+            }
         } catch {
-            throw .writeFailed(path: path, operation: "move the unreadable file aside to \(candidate)", errno: error)
+            throw .writeFailed(path: path, operation: "keep the unreadable file aside as \(candidate)", errno: error)
         }
+        return candidate
     }
 }
 

@@ -101,6 +101,7 @@ extension PropertyListValue {
         case let data as Data: return .data(data)
         case let double as Double: return .real(double)
         case let float as Float: return .real(Double(float))
+        case let real as any BinaryFloatingPoint: return .real(Double(real))  // CGFloat, Float16, Float80
         case let int as any BinaryInteger: return Int(exactly: int).map(PropertyListValue.integer)
         case let dictionary as [String: Any]: return convert(dictionary, depth: depth)
         case let array as [Any]: return convert(array, depth: depth)

@@ -2,7 +2,7 @@ import Glibc
 
 /// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
 enum SystemCall: String, Sendable, CaseIterable {
-    case open, read, write, rename, fsync, flock, stat, fstat, unlink, close, mkdir
+    case open, read, write, rename, link, fsync, flock, stat, fstat, unlink, close, mkdir
 }
 
 /// Makes chosen system calls fail on demand, so tests can produce ENOSPC, EACCES, EROFS, EIO or EINTR
@@ -101,11 +101,15 @@ struct SystemCalls: Sendable {
     }
 
     /// Reads the whole of an open file; `sizeHint` is what `fstat` said, so one read usually suffices.
-    func readAll(_ fd: Int32, path: String, sizeHint: Int) throws(Errno) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: max(sizeHint, 0) + 1)
+    /// - Throws: `EFBIG` when the file grows past `limit` bytes while it is read.
+    func readAll(_ fd: Int32, path: String, sizeHint: Int, limit: Int) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: min(max(sizeHint, 0), limit) + 1)
         var filled = 0
         while true {
-            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
+            if filled == bytes.count {
+                guard filled <= limit else { throw Errno(rawValue: EFBIG) }
+                bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096)))
+            }
             let count = try perform(.read, path) {
                 bytes.withUnsafeMutableBytes { buffer in
                     Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
@@ -137,6 +141,10 @@ struct SystemCalls: Sendable {
 
     func rename(_ from: String, _ to: String) throws(Errno) {
         _ = try perform(.rename, to) { Int(Glibc.rename(from, to)) }
+    }
+
+    func link(_ existing: String, _ new: String) throws(Errno) {
+        _ = try perform(.link, new) { Int(Glibc.link(existing, new)) }
     }
 
     func fsync(_ fd: Int32, path: String) throws(Errno) {
