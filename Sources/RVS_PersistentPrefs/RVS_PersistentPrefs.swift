@@ -391,15 +391,9 @@ open class RVS_PersistentPrefs {
             let allowed = Set(keys)
             let unknownNames = entries.filter { $0.value != nil && !allowed.contains($0.key) }.map(\.key)
             if !unknownNames.isEmpty { throw .incorrectKeys(invalidElements: unknownNames.sorted()) }
-            var converted: [String: PropertyListValue?] = [:]
-            var incompatible: [String] = []
-            for (name, value) in entries {
-                if let value {
-                    if let plist = PropertyListValue(value) { converted[name] = .some(plist) } else { incompatible.append(name) }
-                } else {
-                    converted[name] = .some(nil)
-                }
-            }
+            let (setting, incompatible) = Self.convert(entries.compactMapValues { $0 })
+            var converted: [String: PropertyListValue?] = setting.mapValues { .some($0) }
+            for (name, value) in entries where value == nil { converted[name] = .some(nil) }
             let removesOnly = entries.values.allSatisfy { $0 == nil }
             let suite = try suite()
             let merge = { (stored: inout PropertyListValue?) throws(PrefsError) -> Void in
@@ -441,13 +435,19 @@ open class RVS_PersistentPrefs {
 
     /// Converts a whole collection, naming every entry whose value is not a property-list value.
     static func propertyListValues(_ values: [String: Any]) throws(PrefsError) -> [String: PropertyListValue] {
+        let (converted, incompatible) = convert(values)
+        if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
+        return converted
+    }
+
+    /// Converts the entries that are property-list values, and names those that are not.
+    private static func convert(_ values: [String: Any]) -> (converted: [String: PropertyListValue], incompatible: [String]) {
         var converted: [String: PropertyListValue] = [:]
         converted.reserveCapacity(values.count)
         var incompatible: [String] = []
         for (name, value) in values {
             if let plist = PropertyListValue(value) { converted[name] = plist } else { incompatible.append(name) }
         }
-        if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
-        return converted
+        return (converted, incompatible)
     }
 }
