@@ -415,11 +415,15 @@ open class RVS_PersistentPrefs {
                 if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
                 stored = collection.isEmpty ? nil : .dictionary(collection)
             }
-            // Validate against the stored collection first, without the domain's lock: a rejected write
-            // then creates nothing (no directory, no lock file) and sends no `.prior` notification. The
-            // locked write below validates again, against what is stored by then.
-            var current = try suite.persistentDomain.snapshot().contents[storageKey]
-            try merge(&current)
+            // Validate against the stored collection first, without the domain's lock, whenever a
+            // rejection found under the lock would come too late: a write of incompatible values, a
+            // `.prior` notification about to be sent, or a domain file that may not exist yet (the lock
+            // would create its directory and lock file). The locked write below validates again.
+            let fileKnownToExist = (suite.persistentDomain as? FileDomainStorage)?.lastReadFoundFile ?? false
+            if !incompatible.isEmpty || change?.sendsPrior == true || !fileKnownToExist {
+                var current = try suite.persistentDomain.snapshot().contents[storageKey]
+                try merge(&current)
+            }
             change?.willChange()
             try suite.modifyValue(forKey: storageKey, merge)
             return true

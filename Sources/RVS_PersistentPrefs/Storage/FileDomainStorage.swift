@@ -36,6 +36,10 @@ public final class FileDomainStorage: DomainStorage {
     /// The domain file's path.
     public var location: String { path }
 
+    /// Whether the last read or write of this process found (or made) the domain file. A hint only:
+    /// the file may have been removed since.
+    var lastReadFoundFile: Bool { cache.withLock { $0 != nil } }
+
     /// Makes the domain `<directory>/<name>.plist`.
     ///
     /// Creates nothing: the directory and the file appear with the first write.
