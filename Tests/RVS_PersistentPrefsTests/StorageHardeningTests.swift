@@ -86,6 +86,15 @@ struct StorageHardeningTests {
         #expect(Array(text.unicodeScalars) == ["\u{e9}"])
     }
 
+    @Test("The in-memory domain, too, keeps a change that Swift's == cannot see")
+    func inMemoryDomainKeepsChangesInvisibleToEquality() throws {
+        let domain = InMemoryDomainStorage()
+        try domain.modify(repairing: .failIfUnreadable) { $0["real"] = .real(-0.0) }
+        try domain.modify(repairing: .failIfUnreadable) { $0["real"] = .real(0.0) }
+        guard case .real(let real) = try domain.snapshot().contents["real"] else { Issue.record("no real"); return }
+        #expect(real.sign == .plus)
+    }
+
     @Test("Readers in this process do not wait while a writer waits for another process's lock")
     func readersDoNotWaitBehindALockedWriter() throws {
         let writer = try domain()

@@ -102,7 +102,12 @@ public final class InMemoryDomainStorage: DomainStorage {
         try state.withLock { (current: inout DomainSnapshot) throws(PrefsError) -> DomainSnapshot in
             var contents = current.contents
             try transform(&contents)
-            guard contents != current.contents else { return current }
+            // Unchanged only if the bytes a file would hold are too, as FileDomainStorage decides:
+            // `==` cannot see 0.0 replacing -0.0, or another normalization of an equal string.
+            if contents == current.contents, current.exists || contents.isEmpty,
+               BinaryPropertyList.encode(.dictionary(contents)) == BinaryPropertyList.encode(.dictionary(current.contents)) {
+                return current
+            }
             current = DomainSnapshot(contents: contents)
             return current
         }
