@@ -13,10 +13,10 @@ final class AppPreferences: RVS_PersistentPrefs {
 }
 
 let prefs = AppPreferences(key: "com.example.app.preferences")
-if let error = prefs.lastError { print(error) } else { prefs.appearance = "dark" }
-let token = prefs.observe(\.values, options: [.old, .new]) { prefs, change in
-    print(change.oldValue ?? [:], change.newValue ?? [:])
+let token = prefs.observe(\.appearance, options: [.old, .new]) { _, change in
+    print("appearance:", change.oldValue ?? "-", "→", change.newValue ?? "-")
 }
+if let error = prefs.lastError { print(error) } else { prefs.appearance = "dark" }
 
 // ---- End of the Quick start. What follows checks that it behaves as written. ----
 
