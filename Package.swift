@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Three layers, each a target, each depending only on the one below it:
+//
+//   PrefsPropertyList    the property-list codec: PropertyListValue, bplist00, XML and OpenStep text
+//   PrefsStorage         defaults domains: files, locking, the search list, locations, errors
+//   RVS_PersistentPrefs  the base class and observation; re-exports what users of storage need
+//
+// The harness and the benchmark are executables over the library; tests are split the same way, with
+// a shared TestSupport target and a TestWorker child process for the multi-process tests.
 let package = Package(
     name: "RVS_PersistentPrefs",
     products: [
@@ -8,8 +16,11 @@ let package = Package(
         .executable(name: "harness", targets: ["harness"]),
     ],
     targets: [
+        .target(name: "PrefsPropertyList", path: "Sources/PrefsPropertyList"),
+        .target(name: "PrefsStorage", dependencies: ["PrefsPropertyList"], path: "Sources/PrefsStorage"),
         .target(
             name: "RVS_PersistentPrefs",
+            dependencies: ["PrefsStorage", "PrefsPropertyList"],
             path: "Sources/RVS_PersistentPrefs"
         ),
         .executableTarget(
@@ -25,10 +36,27 @@ let package = Package(
             dependencies: ["RVS_PersistentPrefs"],
             path: "Tests/TestWorker"
         ),
+        // What every test target shares: temporary directories and child processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(
+            name: "PrefsPropertyListTests",
+            dependencies: ["PrefsPropertyList", "TestSupport"],
+            path: "Tests/PrefsPropertyListTests"
+        ),
+        .testTarget(
+            name: "PrefsStorageTests",
+            dependencies: ["PrefsStorage", "TestSupport", "TestWorker"],
+            path: "Tests/PrefsStorageTests"
+        ),
         .testTarget(
             name: "RVS_PersistentPrefsTests",
-            dependencies: ["RVS_PersistentPrefs", "TestWorker", "harness"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "TestWorker"],
             path: "Tests/RVS_PersistentPrefsTests"
+        ),
+        .testTarget(
+            name: "HarnessTests",
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness"],
+            path: "Tests/HarnessTests"
         ),
     ],
     swiftLanguageModes: [.v6]

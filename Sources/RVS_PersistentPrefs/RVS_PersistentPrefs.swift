@@ -419,7 +419,7 @@ open class RVS_PersistentPrefs {
             // rejection found under the lock would come too late: a write of incompatible values, a
             // `.prior` notification about to be sent, or a domain file that may not exist yet (the lock
             // would create its directory and lock file). The locked write below validates again.
-            let fileKnownToExist = (suite.persistentDomain as? FileDomainStorage)?.lastReadFoundFile ?? false
+            let fileKnownToExist = suite.persistentDomain.isKnownToExist
             if !incompatible.isEmpty || change?.sendsPrior == true || !fileKnownToExist {
                 var current = try suite.persistentDomain.snapshot().contents[storageKey]
                 try merge(&current)

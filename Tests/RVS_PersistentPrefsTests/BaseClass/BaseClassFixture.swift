@@ -1,7 +1,10 @@
 import Foundation
 import Glibc
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 // Support for the base-class tests (SPEC §3). Every test here except those of
 // `BaseClassGroupIDTests` injects its own suite through `BaseClassTestPrefs.userDefaults`, so
@@ -150,8 +153,8 @@ enum BaseClassOutcome: Equatable, Sendable, CustomStringConvertible {
     case userDefaultsUnavailable
     case invalidStoredValue(key: String)
     case domainUnreadable(path: String)
-    case readFailed(path: String, errno: Errno)
-    case writeFailed(path: String, errno: Errno)
+    case readFailed(path: String, errno: PrefsErrno)
+    case writeFailed(path: String, errno: PrefsErrno)
     case other(String)
 
     init(_ error: PrefsError?) {

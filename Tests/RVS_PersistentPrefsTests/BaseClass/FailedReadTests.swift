@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// A domain file that cannot be read as a domain.
 enum BaseClassUnreadableFile: String, CaseIterable, Sendable {
@@ -208,8 +211,8 @@ struct BaseClassFailedReadTests {
         #expect(prefs.values.isEmpty && prefs.baseClassOutcome == .success)
     }
 
-    @Test("A failed read of the file (EIO) is reported with the file's path and aborts a merge", arguments: [Errno.ioError, .permissionDenied])
-    func failedSystemReadAbortsMerge(errno: Errno) throws {
+    @Test("A failed read of the file (EIO) is reported with the file's path and aborts a merge", arguments: [PrefsErrno.ioError, .permissionDenied])
+    func failedSystemReadAbortsMerge(errno: PrefsErrno) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(["settings": .dictionary(["appearance": .string("dark")])])
         let before = try #require(fixture.fileState())

@@ -1,7 +1,10 @@
 import Foundation
 import Glibc
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// A subclass exactly as the Quick start writes it: no injected suite, so it uses the default
 /// `userDefaults` that `groupID` and the other process-wide settings select.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// Every operation of the base class on an existing instance.
 enum BaseClassOperation: String, CaseIterable, Sendable {
@@ -159,7 +162,7 @@ struct BaseClassLastErrorTests {
         fixture.faults.fail(.write, with: .noSpace)
         failing.appearance = "another-secret"
         let failedText = try #require(failing.lastError).description
-        #expect(failedText.contains(fixture.path) && failedText.contains(Errno.noSpace.description))
+        #expect(failedText.contains(fixture.path) && failedText.contains(PrefsErrno.noSpace.description))
         #expect(!failedText.contains("secret"))
 
         let unavailableText = try #require(BaseClassNoSuitePrefs().lastError).description

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("The operation table of SPEC §3: initializers, values, subscript, count, clear, flush")
 struct BaseClassOperationTableTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("BaseClass: subclass overrides and edge values")
 struct BaseClassOverridesAndEdgeValuesTests {

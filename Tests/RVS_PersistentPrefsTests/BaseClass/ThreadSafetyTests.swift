@@ -2,7 +2,10 @@ import Dispatch
 import Foundation
 import Glibc
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// An in-memory domain that counts how often a call arrives while another is still in progress.
 ///

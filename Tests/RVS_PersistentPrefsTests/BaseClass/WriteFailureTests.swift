@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// Every kind of write through the base class, each changing the seeded collection.
 enum BaseClassAnyWrite: String, CaseIterable, Sendable {
@@ -38,7 +41,7 @@ struct BaseClassWriteFailureTests {
     ]
 
     /// The steps of a write that can fail, aimed at the file they concern.
-    static let faults: [(SystemCall, String, Errno)] = [
+    static let faults: [(SystemCall, String, PrefsErrno)] = [
         (.write, ".app.plist.tmp", .noSpace),
         (.open, ".app.plist.tmp", .permissionDenied),
         (.rename, "app.plist", .readOnlyFileSystem),
@@ -64,7 +67,7 @@ struct BaseClassWriteFailureTests {
 
     @Test("A write failing at any step is writeFailed with the domain file's path and the error, and the file stays as it was",
           arguments: faults)
-    func everyStepReportsItsFailure(call: SystemCall, path: String, errno: Errno) throws {
+    func everyStepReportsItsFailure(call: SystemCall, path: String, errno: PrefsErrno) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
         let before = try #require(fixture.fileState())

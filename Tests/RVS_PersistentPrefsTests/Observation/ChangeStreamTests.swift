@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("Observation: the changes async sequence", .timeLimit(.minutes(1)))
 struct ChangeStreamTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("Observation: any key path of the instance can be observed", .timeLimit(.minutes(1)))
 struct KeyPathObservationTests {

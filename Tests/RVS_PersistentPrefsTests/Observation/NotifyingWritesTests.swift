@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// The kinds of successful write through an instance (SPEC §3 table).
 enum ObservedWrite: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -1,5 +1,8 @@
 import Foundation
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 // Shared fixtures of the observation tests (issue 4). Names begin with `Observ…` so that they do not
 // collide with the fixtures of other test files in the same module.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("Observation: lastError is not disturbed by the observation machinery's own reads", .timeLimit(.minutes(1)))
 struct ObservationLastErrorTests {

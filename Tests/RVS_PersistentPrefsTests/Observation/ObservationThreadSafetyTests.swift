@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// Runs `body(0)` … `body(count - 1)` each on a thread of its own, released together, and waits for all.
 private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {

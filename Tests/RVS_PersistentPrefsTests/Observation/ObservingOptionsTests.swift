@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 @Suite("Observation: the options .new, .old, .initial and .prior, with KVO's meanings", .timeLimit(.minutes(1)))
 struct ObservingOptionsTests {

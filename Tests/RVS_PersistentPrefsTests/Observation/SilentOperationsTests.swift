@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// Writes that fail validation, or whose stored collection cannot be read (SPEC §3).
 enum RejectedObservedWrite: String, CaseIterable, Sendable, CustomTestStringConvertible {

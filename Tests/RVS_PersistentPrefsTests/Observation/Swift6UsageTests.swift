@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
 @testable import RVS_PersistentPrefs
+import TestSupport
 
 /// A user's main-actor model, written the way a Swift 6 app would: it keeps the token, and its
 /// handler updates main-actor state. This file compiling without warnings in Swift 6 mode (the

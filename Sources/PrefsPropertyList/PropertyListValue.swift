@@ -1,0 +1,63 @@
+import Foundation
+
+/// One property-list value: the only kind of value a defaults domain stores.
+///
+/// The storage layer works on this enum rather than on `Any`, so that what is written is known to
+/// be encodable, and what is read back converts to exactly one native Swift type: a Bool is never
+/// mistaken for an integer, and no value comes back wrapped in `Optional`.
+///
+/// Convert a native value with ``init(_:)`` (which returns `nil` for anything that is not a
+/// property-list value) and back with ``nativeValue``. Being `Hashable`, values also compare whole
+/// collections: `PropertyListValue(prefs.values)` tells whether anything changed between two reads.
+///
+/// ## Topics
+///
+/// ### Values
+/// - ``string(_:)``
+/// - ``bool(_:)``
+/// - ``integer(_:)``
+/// - ``real(_:)``
+/// - ``date(_:)``
+/// - ``data(_:)``
+/// - ``array(_:)``
+/// - ``dictionary(_:)``
+///
+/// ### Converting Native Values
+/// - ``init(_:)``
+/// - ``nativeValue``
+/// - ``dictionaryValue``
+/// - ``Swift/Dictionary/nativeValues``
+///
+/// ### Reading and Writing Property Lists
+/// - ``init(propertyListData:)``
+/// - ``init(propertyListText:)``
+/// - ``binaryPropertyListData()``
+/// - ``xmlPropertyListData()``
+/// - ``PropertyListCodingError``
+public enum PropertyListValue: Sendable, Hashable {
+    /// A string.
+    case string(String)
+    /// A Boolean; stored as a property-list `true`/`false`, never as a number.
+    case bool(Bool)
+    /// A signed integer in the full `Int64` range.
+    case integer(Int)
+    /// A floating-point number, stored as a 64-bit real.
+    case real(Double)
+    /// A date, stored as seconds since 2001-01-01 as a 64-bit real (sub-microsecond precision
+    /// for dates near the present).
+    case date(Date)
+    /// Raw bytes.
+    case data(Data)
+    /// An ordered list of values.
+    case array([PropertyListValue])
+    /// A dictionary with string keys.
+    case dictionary([String: PropertyListValue])
+}
+
+extension PropertyListValue {
+    /// The dictionary held by a `.dictionary` value, or `nil` for any other value.
+    public var dictionaryValue: [String: PropertyListValue]? {
+        if case .dictionary(let values) = self { return values }
+        return nil
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import PrefsPropertyList
+import Glibc
+
+/// Where the defaults domains of this process live.
+///
+/// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty (a relative path is
+///   taken relative to the current directory); otherwise `RVS_PersistentPrefs` under
+///   `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base Directory specification), else
+///   under `~/.config`, with the home directory from `$HOME`, else from the user database.
+/// - The application domain is `<preferences directory>/<applicationDomainName>.plist`.
+/// - The global domain is `<preferences directory>/.GlobalPreferences.plist`.
+/// - A group suite is `<group container>/<groupID>.plist`; the group container is the directory set in
+///   code, else `$RVS_PREFS_GROUP_CONTAINER`, else the preferences directory.
+///
+/// Computing locations creates nothing; a domain's directory is created by its first write.
+///
+/// ## Topics
+///
+/// ### Finding the Locations
+/// - ``current(groupContainer:applicationDomainName:environment:)``
+/// - ``preferencesDirectory(environment:)``
+/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:)``
+///
+/// ### The Locations
+/// - ``preferencesDirectory``
+/// - ``groupContainer``
+/// - ``applicationDomainName``
+///
+/// ### Getting Domains and Suites
+/// - ``applicationDomain(durable:)``
+/// - ``globalDomain(durable:)``
+/// - ``groupDomain(_:durable:)``
+/// - ``applicationSuite(durable:)``
+/// - ``groupSuite(_:durable:)``
+///
+/// ### Names
+/// - ``directoryVariable``
+/// - ``groupContainerVariable``
+/// - ``folderName``
+/// - ``globalDomainName``
+/// - ``executableName``
+public struct DefaultsLocations: Sendable, Hashable {
+    /// The environment variable that sets the preferences directory.
+    public static let directoryVariable = "RVS_PREFS_DIRECTORY"
+    /// The environment variable that sets the group container.
+    public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
+    /// The folder made under the XDG configuration directory (`$XDG_CONFIG_HOME` or `~/.config`).
+    public static let folderName = "RVS_PersistentPrefs"
+    /// The name of the global domain, shared by all of a user's programs: its file is
+    /// `<preferences directory>/.GlobalPreferences.plist`.
+    public static let globalDomainName = ".GlobalPreferences"
+
+    /// The directory of the application and global domains; an absolute path.
+    public var preferencesDirectory: String
+    /// The directory of group suites; an absolute path.
+    public var groupContainer: String
+    /// The name of the application domain: its file is `<preferencesDirectory>/<name>.plist`.
+    public var applicationDomainName: String
+
+    /// Makes locations from explicit values, reading no environment.
+    ///
+    /// Paths are used as given: a directory that is not an absolute path, or a name that cannot be a
+    /// file name, makes the domains built from it unavailable (see ``UnavailableDomainStorage``).
+    /// - Parameters:
+    ///   - preferencesDirectory: The directory of the application and global domains.
+    ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
+    ///   - applicationDomainName: The name of the application domain.
+    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String) {
+        self.preferencesDirectory = preferencesDirectory
+        self.groupContainer = groupContainer ?? preferencesDirectory
+        self.applicationDomainName = applicationDomainName
+    }
+
+    /// The locations the environment selects, with optional settings from code taking precedence.
+    ///
+    /// Reads the environment each time it is called (with `getenv`, which is cheap), so a change of
+    /// `RVS_PREFS_DIRECTORY` takes effect for later operations. Relative directories, from the
+    /// environment or from `groupContainer`, are made absolute against the current directory.
+    /// - Parameters:
+    ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
+    ///   - applicationDomainName: The application domain's name; `nil` or empty means the executable's name.
+    ///   - environment: The environment to read instead of the process's own, or `nil` for the process's.
+    /// - Returns: The locations; nothing is created or checked on disk.
+    public static func current(
+        groupContainer: String? = nil,
+        applicationDomainName: String? = nil,
+        environment: [String: String]? = nil
+    ) -> DefaultsLocations {
+        let lookup = Environment(overrides: environment)
+        let directory = preferencesDirectory(lookup)
+        let container = groupContainer.flatMap { $0.isEmpty ? nil : $0 }.map(absolute)
+            ?? lookup[groupContainerVariable].map(absolute)
+            ?? directory
+        let name = applicationDomainName.flatMap { $0.isEmpty ? nil : $0 } ?? executableName
+        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name)
+    }
+
+    /// The preferences directory the environment selects (see the type's description).
+    /// - Parameter environment: The environment to read instead of the process's own, or `nil`.
+    /// - Returns: An absolute path, which need not exist yet.
+    public static func preferencesDirectory(environment: [String: String]? = nil) -> String {
+        preferencesDirectory(Environment(overrides: environment))
+    }
+
+    private static func preferencesDirectory(_ environment: Environment) -> String {
+        if let directory = environment[directoryVariable] { return absolute(directory) }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/" + folderName
+        }
+        return homeDirectory(environment) + "/.config/" + folderName
+    }
+
+    /// Environment variables, from a given dictionary or else from the process (with `getenv`, which
+    /// is cheap enough to call on every operation). An empty value counts as unset.
+    private struct Environment {
+        let overrides: [String: String]?
+
+        subscript(name: String) -> String? {
+            let value: String?
+            if let overrides {
+                value = overrides[name]
+            } else {
+                value = getenv(name).map { String(cString: $0) }
+            }
+            return value?.isEmpty == false ? value : nil
+        }
+    }
+
+    /// The name of the running executable: the default application domain name.
+    ///
+    /// When the executable's name cannot be a domain name (see ``DomainName/problem(with:)``), this is
+    /// `RVS_PersistentPrefs` instead.
+    public static let executableName: String = {
+        let name = ProcessInfo.processInfo.processName
+        return DomainName.problem(with: name) == nil ? name : "RVS_PersistentPrefs"
+    }()
+
+    /// A relative directory is taken relative to the current directory, as a shell user means it.
+    private static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    private static func homeDirectory(_ environment: Environment) -> String {
+        if let home = environment["HOME"] { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            return String(cString: directory)
+        }
+        return "/"
+    }
+
+    /// The writable application domain, shared process-wide per file.
+    /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when the name or
+    ///   directory cannot be used.
+    public func applicationDomain(durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
+    }
+
+    /// The global domain, `.GlobalPreferences.plist` in the preferences directory.
+    ///
+    /// A ``DefaultsSuite`` only reads it; a tool such as `harness defaults` may write it directly.
+    /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage``.
+    public func globalDomain(durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+    }
+
+    /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
+    /// - Parameters:
+    ///   - groupID: The suite's identifier, used as the file's name.
+    ///   - durable: Whether its writes `fsync` the file and its directory before returning.
+    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when `groupID`
+    ///   cannot be a file name or the container cannot be used.
+    public func groupDomain(_ groupID: String, durable: Bool = false) -> any DomainStorage {
+        FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
+    }
+
+    /// The process-wide suite over the application domain and the global domain.
+    /// - Parameter durable: Whether writes to the application domain are durable; see
+    ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
+    public func applicationSuite(durable: Bool = false) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: applicationDomain(durable: durable), globalDomain: globalDomain())
+    }
+
+    /// The process-wide suite over the group suite `groupID` and the global domain.
+    /// - Parameters:
+    ///   - groupID: The suite's identifier, used as the file's name.
+    ///   - durable: Whether writes to the group suite are durable; see
+    ///     ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
+    public func groupSuite(_ groupID: String, durable: Bool = false) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: groupDomain(groupID, durable: durable), globalDomain: globalDomain())
+    }
+}

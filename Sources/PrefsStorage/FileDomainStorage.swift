@@ -1,0 +1,454 @@
+import Foundation
+import PrefsPropertyList
+import Glibc
+
+/// A persistent domain kept in a binary property-list file, safe to share between threads and
+/// processes.
+///
+/// - Every modification is a read-modify-write under an exclusive `flock` on a lock file beside the
+///   domain file (`<name>.plist.lock`). The new contents go to a temporary file in the same directory
+///   (`.<name>.plist.tmp`), which is then renamed over the domain file, so a crash at any instant
+///   leaves the old file or the new one. A killed writer's temporary file is never read, and the next
+///   writer overwrites it.
+/// - Every read is fresh. The parsed domain is cached behind the file's identity (device, inode,
+///   size, modification and change times); since timestamps on Linux are coarse and inode numbers
+///   are reused, a file changed within the last moments is also compared byte for byte before the
+///   cache is trusted. An unchanged file therefore costs one `stat()`, and an unreadable file is not
+///   parsed again until it changes.
+/// - A failed write leaves the previous file intact and is reported as
+///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)``. In durable mode the file and its directory are
+///   also `fsync`ed before the write returns.
+///
+/// All instances for one file in a process should be the same object, so that they share one cache:
+/// get them from ``shared(directory:name:durable:)``.
+public final class FileDomainStorage: DomainStorage {
+    /// The domain file: `<directory>/<name>.plist`.
+    public let path: String
+    /// The directory holding the domain file, created with mode 0700 by the first write.
+    public let directory: String
+    /// Whether writes `fsync` the file and its directory before returning.
+    public let durable: Bool
+
+    let lockPath: String
+    let temporaryPath: String
+    let system: SystemCalls
+    private let cache = Locked<CachedDomain?>(nil)
+
+    /// The domain file's path.
+    public var location: String { path }
+
+    /// Whether the last read or write of this process found (or made) the domain file. A hint only:
+    /// the file may have been removed since.
+    public var isKnownToExist: Bool { cache.withLock { $0 != nil } }
+
+    /// Makes the domain `<directory>/<name>.plist`.
+    ///
+    /// Creates nothing: the directory and the file appear with the first write.
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
+    ///   (see ``DomainName/problem(with:)``) or `directory` is not an absolute path.
+    public convenience init(directory: String, name: String, durable: Bool = false) throws(PrefsError) {
+        try self.init(directory: directory, name: name, durable: durable, system: .live)
+    }
+
+    init(directory: String, name: String, durable: Bool, system: SystemCalls) throws(PrefsError) {
+        if let problem = DomainName.problem(with: name) {
+            throw .userDefaultsUnavailable(reason: problem)
+        }
+        guard directory.hasPrefix("/") else {
+            throw .userDefaultsUnavailable(reason: "the directory '\(directory)' is not an absolute path")
+        }
+        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        self.directory = directory
+        self.path = directory + "/" + name + DomainName.fileExtension
+        self.lockPath = path + ".lock"
+        self.temporaryPath = directory + "/." + name + DomainName.fileExtension + ".tmp"
+        self.durable = durable
+        self.system = system
+    }
+
+    private static let registry = Locked<[String: FileDomainStorage]>([:])
+
+    /// The process-wide instance for `<directory>/<name>.plist`, made on first use, so that everyone in
+    /// the process shares one cache of the parsed file.
+    ///
+    /// There is one instance per directory, name and durability: a durable and a non-durable instance
+    /// of one file each keep their own cache, and exclude each other through the file's lock.
+    ///
+    /// - Returns: The shared domain, or an ``UnavailableDomainStorage`` when the name or directory
+    ///   cannot be used.
+    public static func shared(directory: String, name: String, durable: Bool = false) -> any DomainStorage {
+        let registryKey = "\(durable ? "D" : "-")\(directory)\u{0}\(name)"
+        return registry.withLock { domains -> any DomainStorage in
+            if let existing = domains[registryKey] { return existing }
+            do throws(PrefsError) {
+                let domain = try FileDomainStorage(directory: directory, name: name, durable: durable)
+                domains[registryKey] = domain
+                return domain
+            } catch {
+                return UnavailableDomainStorage(reason: Self.reason(of: error))
+            }
+        }
+    }
+
+    private static func reason(of error: PrefsError) -> String {
+        if case .userDefaultsUnavailable(let reason) = error { return reason }
+        return error.description
+    }
+
+    // MARK: Reading
+
+    /// Reads the domain file afresh (one `stat()` when it is unchanged since the last read).
+    ///
+    /// - Returns: The contents, or ``DomainSnapshot/missing`` when there is no file.
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
+    ///   with a dictionary root, ``RVS_PersistentPrefs/PrefsError/readFailed(path:operation:errno:)`` when it cannot be read.
+    public func snapshot() throws(PrefsError) -> DomainSnapshot {
+        try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
+            try load(&cached)
+        }
+    }
+
+    /// Loads the file, trusting `cached` only when the file's identity proves it current.
+    private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
+        // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
+        // `fstat` of the opened file gives its identity.
+        if let current = cached, !current.mayHaveChangedUnseen {
+            let identity: FileIdentity
+            do {
+                identity = FileIdentity(try system.stat(path))
+            } catch {
+                if error == .noSuchFileOrDirectory {
+                    cached = nil
+                    return .missing
+                }
+                throw .readFailed(path: path, operation: "stat", errno: error)
+            }
+            if current.identity == identity { return try current.result.get() }
+        }
+        guard let (openedIdentity, bytes) = try readFile() else {
+            cached = nil
+            return .missing
+        }
+        let result: Result<DomainSnapshot, PrefsError>
+        if let previous = cached, previous.bytes == bytes {
+            // Same bytes: keep the parsed result (and never re-parse a bad file, which leaks in Foundation).
+            result = previous.result
+        } else {
+            result = Result { () throws(PrefsError) -> DomainSnapshot in try Self.parse(bytes, path: path) }
+        }
+        cached = CachedDomain(identity: openedIdentity, bytes: bytes, result: result)
+        return try result.get()
+    }
+
+    /// Reads the whole file, with the identity of what was read; `nil` when there is no file.
+    private func readFile() throws(PrefsError) -> (FileIdentity, [UInt8])? {
+        let fd: Int32
+        do {
+            // O_NONBLOCK: a FIFO put where the domain file belongs must not hang the reader; it is
+            // then refused as not a regular file. The flag means nothing for a regular file.
+            fd = try system.open(path, O_RDONLY | O_NONBLOCK)
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw .readFailed(path: path, operation: "open", errno: error)
+        }
+        var operation = "fstat"
+        do {
+            let info = try system.fstat(fd, path: path)
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                _ = try? system.close(fd, path: path)
+                throw PrefsError.domainUnreadable(path: path, reason: "not a regular file")
+            }
+            guard info.st_size <= Self.maximumFileSize else {
+                _ = try? system.close(fd, path: path)
+                throw PrefsError.domainUnreadable(
+                    path: path, reason: "the file is \(info.st_size) bytes; at most \(Self.maximumFileSize) are read")
+            }
+            operation = "read"
+            let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size), limit: Self.maximumFileSize)
+            operation = "close"
+            try system.close(fd, path: path)
+            return (FileIdentity(info), bytes)
+        } catch let error as PrefsErrno {
+            if operation != "close" { _ = try? system.close(fd, path: path) }
+            throw .readFailed(path: path, operation: operation, errno: error)
+        } catch let error as PrefsError {
+            throw error
+        } catch {
+            throw .unknownError(error: error)
+        }
+    }
+
+    /// The largest domain file read (64 MiB): far beyond any preferences, and small enough that a huge
+    /// or sparse file put in its place cannot exhaust memory.
+    static let maximumFileSize = 64 << 20
+
+    private static let parses = Locked(0)
+
+    /// How many times this process has parsed a domain file: lets tests prove that an unchanged file,
+    /// readable or not, is never parsed again.
+    static var parseCount: Int { parses.withLock { $0 } }
+
+    static func parse(_ bytes: [UInt8], path: String) throws(PrefsError) -> DomainSnapshot {
+        parses.withLock { $0 += 1 }
+        let root: PropertyListValue
+        do {
+            root = try bytes.withUnsafeBytes { try PropertyListText.decodeFile($0) }
+        } catch {
+            throw .domainUnreadable(path: path, reason: "\(error)")
+        }
+        guard case .dictionary(let contents) = root else {
+            throw .domainUnreadable(path: path, reason: "the root is not a dictionary")
+        }
+        return DomainSnapshot(contents: contents)
+    }
+
+    // MARK: Writing
+
+    /// Reads, changes and saves the domain under the domain's exclusive lock.
+    ///
+    /// Nothing is written when `transform` throws or leaves the contents as they were, or when the
+    /// file cannot be read as it is (unless `policy` is ``RepairPolicy/moveUnreadableAside``, which
+    /// first renames an unreadable file to `<name>.plist.unreadable-<time>`).
+    ///
+    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be created;
+    ///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)`` when a step of the write fails (the old file
+    ///   is then intact); the read errors of ``snapshot()``; whatever `transform` throws.
+    @discardableResult
+    public func modify(
+        repairing policy: RepairPolicy,
+        _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
+    ) throws(PrefsError) -> DomainSnapshot {
+        // The file lock first, then the in-process cache: readers in this process take only the
+        // latter, so they never wait while this writer waits for another process's lock.
+        let lock = try acquireLock()
+        defer { _ = try? system.close(lock, path: lockPath) }
+        return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
+            var current = DomainSnapshot.missing
+            var moveAside = false
+            do throws(PrefsError) {
+                current = try load(&cached)
+            } catch {
+                guard case .domainUnreadable = error, policy == .moveUnreadableAside else { throw error }
+                moveAside = true
+            }
+            var contents = current.contents
+            try transform(&contents)
+            if !moveAside && !current.exists && contents.isEmpty { return current }
+
+            // Values built directly as PropertyListValue can nest deeper than a file may.
+            let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
+            if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
+            let bytes = BinaryPropertyList.encode(.dictionary(contents))
+            // Unchanged when the bytes are: `==` alone would also skip a change it cannot see
+            // (-0.0 for 0.0, another Unicode normalization of an equal string).
+            if !moveAside, let previous = cached, previous.bytes == bytes { return current }
+            let aside = moveAside ? try keepUnreadableFileAside() : nil
+            do throws(PrefsError) {
+                try replaceFile(with: bytes)
+            } catch {
+                // The unreadable file is still in place: drop the second name it was given.
+                if let aside { try? system.unlink(aside) }
+                throw error
+            }
+            let written = DomainSnapshot(contents: contents)
+            // The new file is recent, so the next load re-reads it anyway: keep its bytes and contents
+            // (then not parsed again) without spending a `stat` on its identity now.
+            cached = CachedDomain(unverifiedBytes: bytes, result: .success(written))
+            return written
+        }
+    }
+
+    /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
+    /// - Returns: The descriptor; closing it releases the lock.
+    private func acquireLock() throws(PrefsError) -> Int32 {
+        var createdDirectory = false
+        while true {
+            let fd: Int32
+            do {
+                fd = try system.open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+            } catch {
+                if (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) && !createdDirectory {
+                    try createDirectory()
+                    createdDirectory = true
+                    continue
+                }
+                throw .writeFailed(path: path, operation: "open lock file \(lockPath)", errno: error)
+            }
+            do {
+                try system.flock(fd, path: lockPath, LOCK_EX)
+                // Someone may have removed the lock file while we waited: then our lock guards nothing.
+                let held = try system.fstat(fd, path: lockPath)
+                let linked = try? system.stat(lockPath)
+                if let linked, linked.st_dev == held.st_dev, linked.st_ino == held.st_ino { return fd }
+                _ = try? system.close(fd, path: lockPath)
+            } catch {
+                _ = try? system.close(fd, path: lockPath)
+                throw .writeFailed(path: path, operation: "lock \(lockPath)", errno: error)
+            }
+        }
+    }
+
+    /// Creates the directory and any missing parents with mode 0700.
+    private func createDirectory() throws(PrefsError) {
+        var prefix = ""
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            do {
+                try system.mkdir(prefix, 0o700)
+            } catch {
+                guard error == .fileExists else {
+                    throw .userDefaultsUnavailable(reason: "cannot create the directory \(prefix): \(error)")
+                }
+            }
+        }
+        guard let info = try? system.stat(directory), info.st_mode & S_IFMT == S_IFDIR else {
+            throw .userDefaultsUnavailable(reason: "\(directory) is not a directory")
+        }
+    }
+
+    /// Creates the temporary file afresh, mode 0600. One left by a killed writer (or planted by
+    /// someone else, with other permissions or another owner) is removed first rather than reused:
+    /// the file becomes the domain file, and must be ours alone.
+    private func createTemporaryFile() throws(PrefsErrno) -> Int32 {
+        do {
+            return try system.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        } catch {
+            guard error == .fileExists else { throw error }
+            try system.unlink(temporaryPath)
+            return try system.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        }
+    }
+
+    /// Writes `bytes` to the temporary file and renames it over the domain file.
+    private func replaceFile(with bytes: [UInt8]) throws(PrefsError) {
+        var step = "create temporary file \(temporaryPath)"
+        do throws(PrefsErrno) {
+            let fd = try createTemporaryFile()
+            do throws(PrefsErrno) {
+                step = "write temporary file \(temporaryPath)"
+                try system.writeAll(fd, path: temporaryPath, bytes)
+                if durable {
+                    step = "fsync temporary file \(temporaryPath)"
+                    try system.fsync(fd, path: temporaryPath)
+                }
+            } catch {
+                _ = try? system.close(fd, path: temporaryPath)
+                throw error
+            }
+            step = "close temporary file \(temporaryPath)"
+            try system.close(fd, path: temporaryPath)
+            step = "rename \(temporaryPath) over the domain file"
+            try system.rename(temporaryPath, path)
+        } catch {
+            try? system.unlink(temporaryPath)
+            throw .writeFailed(path: path, operation: step, errno: error)
+        }
+        if durable { try syncDirectory() }
+    }
+
+    /// The name of the one write step that fails after the new contents are in place.
+    static let directorySyncStep = "fsync directory"
+
+    /// Makes the rename itself durable. Once the rename has happened it cannot be undone, so a failure
+    /// here is reported although the new contents are already in place.
+    private func syncDirectory() throws(PrefsError) {
+        do {
+            let fd = try system.open(directory, O_RDONLY | O_DIRECTORY)
+            defer { _ = try? system.close(fd, path: directory) }
+            try system.fsync(fd, path: directory)
+        } catch {
+            throw .writeFailed(path: path, operation: "\(Self.directorySyncStep) \(directory)", errno: error)
+        }
+    }
+
+    /// Gives an unreadable domain file a second name, `<name>.plist.unreadable-<seconds>[-n]`, before
+    /// it is replaced: a hard link, so that the domain file stays in place until the rename of the new
+    /// one replaces it atomically, and a failed write leaves everything as it was. (Something other
+    /// than a regular file, such as a directory, is renamed instead.)
+    /// - Returns: The new name.
+    private func keepUnreadableFileAside() throws(PrefsError) -> String {
+        let stamp = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))"
+        var candidate = stamp
+        var counter = 1
+        while (try? system.stat(candidate)) != nil {
+            counter += 1
+            candidate = "\(stamp)-\(counter)"
+        }
+        do {
+            let info = try system.stat(path)
+            if info.st_mode & S_IFMT == S_IFREG {
+                try system.link(path, candidate)
+            } else {
+                try system.rename(path, candidate)
+            }
+        } catch {
+            throw .writeFailed(path: path, operation: "keep the unreadable file aside as \(candidate)", errno: error)
+        }
+        return candidate
+    }
+}
+
+/// What identifies one version of a file, as far as `stat()` can tell.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: timespec
+    let changed: timespec
+
+    init(_ info: Glibc.stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+        changed = info.st_ctim
+    }
+
+    static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool {
+        lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+            && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+            && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+    }
+
+    /// Whether a later write could still leave this identity unchanged.
+    ///
+    /// File timestamps come from a coarse clock (a few milliseconds per tick; a whole second on some
+    /// file systems), and a new file may get a freed inode number, so a write within the same tick as
+    /// this version can produce an identical `stat()`. Once the tick has passed, any later write gets
+    /// a later change time. Whole-second timestamps (no nanoseconds) get a longer window.
+    var isRecent: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let newest = max(Self.nanoseconds(modified), Self.nanoseconds(changed))
+        let window: Int64 = (changed.tv_nsec == 0 && modified.tv_nsec == 0) ? 2_500_000_000 : 100_000_000
+        return Self.nanoseconds(now) - newest < window
+    }
+
+    private static func nanoseconds(_ time: timespec) -> Int64 {
+        Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+    }
+}
+
+/// The last version of a domain file this process read or wrote.
+struct CachedDomain {
+    let identity: FileIdentity?
+    let bytes: [UInt8]
+    let result: Result<DomainSnapshot, PrefsError>
+    /// Recorded when the version was read: a recent file must be re-read before the cache is trusted.
+    let mayHaveChangedUnseen: Bool
+
+    init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
+        self.identity = identity
+        self.bytes = bytes
+        self.result = result
+        self.mayHaveChangedUnseen = identity.isRecent
+    }
+
+    /// A version whose file identity is not known: trusted only after a re-read finds the same bytes.
+    init(unverifiedBytes bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
+        self.identity = nil
+        self.bytes = bytes
+        self.result = result
+        self.mayHaveChangedUnseen = true
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import PrefsPropertyList
+
+/// What went wrong in an operation: a rejected write, or storage that could not be read or written.
+///
+/// Operations of ``RVS_PersistentPrefs`` never throw; they report through
+/// ``RVS_PersistentPrefs/lastError``. The storage types (``DefaultsSuite`` and the
+/// ``DomainStorage`` backends) throw these same errors, as typed throws. Every case says what
+/// happened and where: the rejected entry names, the storage key, or the file's path with the
+/// failed system call. No case ever carries a stored value, so an error can be logged or shown
+/// without leaking preferences.
+///
+/// The failed operation changed nothing on disk, with one exception: a durable-mode write whose
+/// final `fsync` of the directory fails (see ``writeFailed(path:operation:errno:)``).
+///
+/// The type is not `Equatable`; match its cases with patterns, and give a `switch` over it a
+/// `default`, since later versions may add cases:
+///
+/// ```swift
+/// if case .incorrectKeys(let names)? = prefs.lastError {
+///     print("Rejected entry names: \(names)")
+/// }
+/// ```
+///
+/// ## Topics
+///
+/// ### Rejected Writes
+/// - ``incorrectKeys(invalidElements:)``
+/// - ``valuesNotPlistCompatible(invalidElements:)``
+///
+/// ### Storage That Cannot Be Used or Read
+/// - ``userDefaultsUnavailable(reason:)``
+/// - ``invalidStoredValue(key:)``
+/// - ``domainUnreadable(path:reason:)``
+/// - ``readFailed(path:operation:errno:)``
+///
+/// ### Failed Writes
+/// - ``writeFailed(path:operation:errno:)``
+///
+/// ### Kept for Compatibility
+/// - ``noStoredPrefsForKey(key:)``
+/// - ``unknownError(error:)``
+///
+/// ### Describing an Error
+/// - ``description``
+public enum PrefsError: Error, CustomStringConvertible {
+    /// A write names entries that are not in ``RVS_PersistentPrefs/keys``.
+    ///
+    /// `invalidElements` lists the rejected names, sorted. Nothing from the write was saved.
+    ///
+    /// A subscript write or an initializer merge checks the whole collection that would result, so
+    /// it also names an entry already stored under a name no longer in `keys` (left by an older
+    /// version, for example), until that entry is removed with `prefs["name"] = nil`, which is
+    /// allowed whatever the name.
+    case incorrectKeys(invalidElements: [String])
+
+    /// A write holds values that are not property-list values.
+    ///
+    /// `invalidElements` lists the top-level entry names, sorted, whose value is or contains
+    /// something else (`NSNull`, `URL`, `UUID`, a struct, a dictionary with non-string keys,
+    /// `nil` inside a container, an integer outside the `Int64` range, a nesting deeper than a
+    /// domain file may hold, …). Nothing from the write was saved. Encode such values first, for
+    /// example a `Codable` value to `Data` with `PropertyListEncoder`.
+    case valuesNotPlistCompatible(invalidElements: [String])
+
+    /// The selected defaults domain cannot be used: its name cannot be a file name (see
+    /// ``DomainName/problem(with:)``), its directory cannot be created, or an override of
+    /// ``RVS_PersistentPrefs/userDefaults`` returned `nil`. `reason` says which name or directory,
+    /// and why.
+    ///
+    /// A missing directory is created by the first write, so a directory that cannot be created
+    /// is reported then; reads before it see an empty collection. Nothing was read from or written
+    /// to any other place instead.
+    case userDefaultsUnavailable(reason: String)
+
+    /// The value stored under the storage key `key` is not a string-keyed dictionary.
+    ///
+    /// Reads return an empty collection. Merges, subscript writes and in-place changes write
+    /// nothing and keep the stored value; assigning a whole ``RVS_PersistentPrefs/values`` or
+    /// calling ``RVS_PersistentPrefs/clear()`` replaces it, leaving other storage keys alone.
+    case invalidStoredValue(key: String)
+
+    /// The domain file at `path` is not a binary or XML property list whose root is a
+    /// string-keyed dictionary. `reason` describes the fault without quoting the file.
+    ///
+    /// The file is left as it is, and read again once it changes. Reads return an empty
+    /// collection; merges, subscript writes and in-place changes write nothing. A deliberate whole
+    /// replacement (assigning ``RVS_PersistentPrefs/values`` or calling
+    /// ``RVS_PersistentPrefs/clear()``) first renames it to `<path>.unreadable-<seconds>` (with a
+    /// `-<n>` suffix when taken), never deleting it, and then writes a domain file holding only
+    /// that collection: collections of other storage keys stay in the moved-aside file.
+    case domainUnreadable(path: String, reason: String)
+
+    /// A system call failed while reading the domain file at `path`: `operation` names it (`stat`,
+    /// `open`, `read`, …) and `errno` says why, for example ``PrefsErrno/permissionDenied``.
+    ///
+    /// Nothing was written, and a deliberate replacement does not override this error: fix the
+    /// file's permissions or the file system, then retry.
+    case readFailed(path: String, operation: String, errno: PrefsErrno)
+
+    /// A step of a write to the domain at `path` failed: `operation` names the step and the file it
+    /// concerned (opening or locking the lock file, writing the temporary file, renaming it over
+    /// the domain file, moving an unreadable file aside, `fsync`), and `errno` says why, for
+    /// example ``PrefsErrno/noSpace`` or ``PrefsErrno/readOnlyFileSystem``.
+    ///
+    /// The previous file is intact, byte for byte, and the temporary file is removed. The one
+    /// exception is durable mode's last step: when `operation` begins with `fsync directory`, the
+    /// new file is already in place, but may not survive a power failure.
+    case writeFailed(path: String, operation: String, errno: PrefsErrno)
+
+    /// Kept for source compatibility with the Apple-platform library; never produced, since a
+    /// missing collection is simply empty, without error.
+    case noStoredPrefsForKey(key: String)
+
+    /// An error that fits no other case, with its cause when there is one.
+    ///
+    /// The library produces it only for an unexpected failure. Subclasses may set it in
+    /// ``RVS_PersistentPrefs/lastError`` for failures of their own, such as a value that could not
+    /// be encoded.
+    case unknownError(error: Error?)
+
+    /// One sentence saying what happened and where: the entry names, storage key, or path and
+    /// failed step. It never contains a stored value.
+    public var description: String {
+        switch self {
+        case .incorrectKeys(let names):
+            return "Rejected write: entry names not in keys: \(names.joined(separator: ", "))"
+        case .valuesNotPlistCompatible(let names):
+            return "Rejected write: values that are not property-list values under: \(names.joined(separator: ", "))"
+        case .userDefaultsUnavailable(let reason):
+            return "Defaults domain unavailable: \(reason)"
+        case .invalidStoredValue(let key):
+            return "The value stored under the storage key '\(key)' is not a string-keyed dictionary"
+        case .domainUnreadable(let path, let reason):
+            return "Unreadable domain file \(path): \(reason)"
+        case .readFailed(let path, let operation, let errno):
+            return "Could not read \(path): \(operation) failed: \(errno)"
+        case .writeFailed(let path, let operation, let errno):
+            if operation.hasPrefix(FileDomainStorage.directorySyncStep) {
+                // The rename has happened: the new contents are in place, only their durability is in doubt.
+                return "Could not make the write of \(path) durable: \(operation) failed: \(errno); the new contents are in place but may not survive a power failure"
+            }
+            return "Could not write \(path): \(operation) failed: \(errno); the previous file is unchanged"
+        case .noStoredPrefsForKey(let key):
+            return "No stored preferences for the storage key '\(key)'"
+        case .unknownError(let error):
+            return "Unknown error" + (error.map { ": \($0)" } ?? "")
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Glibc
+
+/// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
+enum SystemCall: String, Sendable, CaseIterable {
+    case open, read, write, rename, link, fsync, flock, stat, fstat, unlink, close, mkdir
+}
+
+/// Makes chosen system calls fail on demand, so tests can produce ENOSPC, EACCES, EROFS, EIO or EINTR
+/// at any step even when running as root, where permission bits alone produce none of them.
+///
+/// Every call that goes through ``SystemCalls`` is also recorded, so a test can see, for example, that
+/// durable mode calls `fsync` on the file and on its directory.
+final class FaultInjection: @unchecked Sendable {
+    private struct Rule {
+        let call: SystemCall
+        let pathContaining: String?
+        let errno: PrefsErrno
+        var skip: Int
+        var remaining: Int
+    }
+
+    private let lock = Lock()
+    private var rules: [Rule] = []
+    private var calls: [(SystemCall, String)] = []
+
+    init() {}
+
+    /// Fails `call` with `errno` `times` times (default once), after letting `skip` matching calls
+    /// through; only calls on a path containing `pathContaining`, when given.
+    func fail(_ call: SystemCall, with errno: PrefsErrno, times: Int = 1, skip: Int = 0, pathContaining: String? = nil) {
+        lock.withLock {
+            rules.append(Rule(call: call, pathContaining: pathContaining, errno: errno, skip: skip, remaining: times))
+        }
+    }
+
+    /// When set, `stat` and `fstat` report timestamps rounded down to this many nanoseconds, the way
+    /// a kernel with a coarse file-time clock (or a file system with coarse timestamps) reports them.
+    var timestampTick: Int? {
+        get { lock.withLock { tick } }
+        set { lock.withLock { tick = newValue } }
+    }
+    private var tick: Int?
+
+    fileprivate func adjust(_ info: inout Glibc.stat) {
+        guard let tick = timestampTick, tick > 0 else { return }
+        info.st_mtim.tv_nsec -= info.st_mtim.tv_nsec % tick
+        info.st_ctim.tv_nsec -= info.st_ctim.tv_nsec % tick
+    }
+
+    /// Removes every pending fault.
+    func reset() { lock.withLock { rules.removeAll() } }
+
+    /// The calls made so far, in order, with the path each concerned.
+    var recordedCalls: [(call: SystemCall, path: String)] { lock.withLock { calls.map { ($0.0, $0.1) } } }
+
+    /// Forgets the recorded calls.
+    func clearRecordedCalls() { lock.withLock { calls.removeAll() } }
+
+    fileprivate func failure(for call: SystemCall, path: String) -> PrefsErrno? {
+        lock.withLock {
+            calls.append((call, path))
+            guard let index = rules.firstIndex(where: {
+                $0.call == call && $0.remaining > 0 && ($0.pathContaining.map { path.contains($0) } ?? true)
+            }) else { return nil }
+            if rules[index].skip > 0 {
+                rules[index].skip -= 1
+                return nil
+            }
+            rules[index].remaining -= 1
+            return rules[index].errno
+        }
+    }
+}
+
+/// A thin, typed layer over the system calls of the file-backed domain, in the manner of
+/// swift-system: each wrapper retries `EINTR`, throws the failure as an ``PrefsErrno``, and consults
+/// an optional ``FaultInjection`` first.
+struct SystemCalls: Sendable {
+    /// Injected failures for tests; `nil` in production.
+    let faults: FaultInjection?
+
+    /// The real system calls, with nothing injected.
+    static let live = SystemCalls(faults: nil)
+
+    /// Runs `body` until it succeeds or fails with something other than `EINTR`.
+    private func perform(_ call: SystemCall, _ path: String, _ body: () -> Int) throws(PrefsErrno) -> Int {
+        while true {
+            if let faults, let injected = faults.failure(for: call, path: path) {
+                if injected == .interrupted { continue }
+                throw injected
+            }
+            let result = body()
+            if result != -1 { return result }
+            let error = PrefsErrno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
+    func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws(PrefsErrno) -> Int32 {
+        Int32(try perform(.open, path) { Int(Glibc.open(path, flags | O_CLOEXEC, mode)) })
+    }
+
+    /// Reads the whole of an open file; `sizeHint` is what `fstat` said, so one read usually suffices.
+    /// - Throws: `EFBIG` when the file grows past `limit` bytes while it is read.
+    func readAll(_ fd: Int32, path: String, sizeHint: Int, limit: Int) throws(PrefsErrno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: min(max(sizeHint, 0), limit) + 1)
+        var filled = 0
+        while true {
+            if filled == bytes.count {
+                guard filled <= limit else { throw PrefsErrno(rawValue: EFBIG) }
+                bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096)))
+            }
+            let count = try perform(.read, path) {
+                bytes.withUnsafeMutableBytes { buffer in
+                    Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+                }
+            }
+            if count == 0 { break }
+            let requested = bytes.count - filled
+            filled += count
+            // The buffer has room for one byte more than `fstat` reported. A regular file that fills
+            // exactly its reported size and leaves that byte unread is at its end: no second read is
+            // needed to be told so (a system call saved on every load of a changed file).
+            if filled == sizeHint && count < requested { break }
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
+    /// Writes all of `bytes`, continuing after short writes.
+    func writeAll(_ fd: Int32, path: String, _ bytes: [UInt8]) throws(PrefsErrno) {
+        var written = 0
+        while written < bytes.count {
+            written += try perform(.write, path) {
+                bytes.withUnsafeBytes { buffer in
+                    Glibc.write(fd, buffer.baseAddress! + written, buffer.count - written)
+                }
+            }
+        }
+    }
+
+    func rename(_ from: String, _ to: String) throws(PrefsErrno) {
+        _ = try perform(.rename, to) { Int(Glibc.rename(from, to)) }
+    }
+
+    func link(_ existing: String, _ new: String) throws(PrefsErrno) {
+        _ = try perform(.link, new) { Int(Glibc.link(existing, new)) }
+    }
+
+    func fsync(_ fd: Int32, path: String) throws(PrefsErrno) {
+        _ = try perform(.fsync, path) { Int(Glibc.fsync(fd)) }
+    }
+
+    func flock(_ fd: Int32, path: String, _ operation: Int32) throws(PrefsErrno) {
+        _ = try perform(.flock, path) { Int(c_flock(fd, operation)) }
+    }
+
+    func stat(_ path: String) throws(PrefsErrno) -> Glibc.stat {
+        var info = Glibc.stat()
+        _ = try perform(.stat, path) { Int(c_stat(path, &info)) }
+        faults?.adjust(&info)
+        return info
+    }
+
+    func fstat(_ fd: Int32, path: String) throws(PrefsErrno) -> Glibc.stat {
+        var info = Glibc.stat()
+        _ = try perform(.fstat, path) { Int(c_fstat(fd, &info)) }
+        faults?.adjust(&info)
+        return info
+    }
+
+    func unlink(_ path: String) throws(PrefsErrno) {
+        _ = try perform(.unlink, path) { Int(Glibc.unlink(path)) }
+    }
+
+    func mkdir(_ path: String, _ mode: mode_t) throws(PrefsErrno) {
+        _ = try perform(.mkdir, path) { Int(Glibc.mkdir(path, mode)) }
+    }
+
+    /// Closes a descriptor. Not retried on `EINTR`: on Linux the descriptor is gone either way, and a
+    /// retry could close one that another thread has just been given.
+    func close(_ fd: Int32, path: String) throws(PrefsErrno) {
+        if let faults, let injected = faults.failure(for: .close, path: path) {
+            Glibc.close(fd)
+            throw injected
+        }
+        if Glibc.close(fd) == -1 {
+            let error = PrefsErrno.current
+            if error != .interrupted { throw error }
+        }
+    }
+}
+
+// `flock` and `stat` name both a struct and a function in Glibc; outside a type, the call resolves.
+private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
+private func c_stat(_ path: String, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { stat(path, info) }
+private func c_fstat(_ fd: Int32, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { fstat(fd, info) }

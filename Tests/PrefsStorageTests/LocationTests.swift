@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+import TestSupport
+
+@Suite("Where domain files live")
+struct LocationTests {
+    @Test("RVS_PREFS_DIRECTORY, when set and not empty, is the preferences directory")
+    func environmentDirectoryWins() {
+        let environment = ["RVS_PREFS_DIRECTORY": "/srv/prefs", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"]
+        #expect(DefaultsLocations.preferencesDirectory(environment: environment) == "/srv/prefs")
+    }
+
+    @Test("Without RVS_PREFS_DIRECTORY, the folder under an absolute XDG_CONFIG_HOME is used")
+    func xdgConfigHomeIsTheFallback() {
+        #expect(DefaultsLocations.preferencesDirectory(environment: ["RVS_PREFS_DIRECTORY": "", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"])
+            == "/xdg/RVS_PersistentPrefs")
+    }
+
+    @Test("Without either, or with a relative XDG_CONFIG_HOME, ~/.config is used, as the XDG spec says")
+    func homeConfigIsTheLastFallback() {
+        #expect(DefaultsLocations.preferencesDirectory(environment: ["HOME": "/home/u"]) == "/home/u/.config/RVS_PersistentPrefs")
+        #expect(DefaultsLocations.preferencesDirectory(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "relative"])
+            == "/home/u/.config/RVS_PersistentPrefs")
+    }
+
+    @Test("A relative RVS_PREFS_DIRECTORY is taken relative to the current directory")
+    func relativeDirectoryIsMadeAbsolute() {
+        let directory = DefaultsLocations.preferencesDirectory(environment: ["RVS_PREFS_DIRECTORY": "prefs"])
+        #expect(directory == FileManager.default.currentDirectoryPath + "/prefs")
+    }
+
+    @Test("The group container is the one set in code, else RVS_PREFS_GROUP_CONTAINER, else the preferences directory")
+    func groupContainerPrecedence() {
+        let environment = ["RVS_PREFS_DIRECTORY": "/prefs", "RVS_PREFS_GROUP_CONTAINER": "/group"]
+        #expect(DefaultsLocations.current(groupContainer: "/code", environment: environment).groupContainer == "/code")
+        #expect(DefaultsLocations.current(groupContainer: nil, environment: environment).groupContainer == "/group")
+        #expect(DefaultsLocations.current(groupContainer: "", environment: environment).groupContainer == "/group")
+        #expect(DefaultsLocations.current(environment: ["RVS_PREFS_DIRECTORY": "/prefs"]).groupContainer == "/prefs")
+    }
+
+    @Test("The application domain is named by a settable identifier, by default the executable's name")
+    func applicationDomainName() throws {
+        let environment = ["RVS_PREFS_DIRECTORY": "/prefs"]
+        #expect(DefaultsLocations.current(environment: environment).applicationDomainName == ProcessInfo.processInfo.processName)
+        let named = DefaultsLocations.current(applicationDomainName: "com.example.tool", environment: environment)
+        let domain = try #require(named.applicationDomain() as? FileDomainStorage)
+        #expect(domain.path == "/prefs/com.example.tool.plist")
+        let global = try #require(named.globalDomain() as? FileDomainStorage)
+        #expect(global.path == "/prefs/.GlobalPreferences.plist")
+    }
+
+    @Test("A group suite is <group container>/<groupID>.plist, and processes configuring the same ones share it")
+    func groupSuiteFile() throws {
+        let directory = TemporaryDirectory()
+        let locations = DefaultsLocations(preferencesDirectory: "/unused", groupContainer: directory.path, applicationDomainName: "app")
+        let suite = locations.groupSuite("group.example.shared")
+        #expect((suite.persistentDomain as? FileDomainStorage)?.path == directory.appending("group.example.shared.plist"))
+        #expect(locations.groupSuite("group.example.shared") === suite, "one suite per file in a process")
+        try suite.set(.integer(1), forKey: "k")
+        #expect(directory.contents().contains("group.example.shared.plist"))
+    }
+
+    @Test("Durable mode takes effect even after an ordinary suite over the same file was used")
+    func durableSuiteIsDistinctFromOrdinary() throws {
+        let directory = TemporaryDirectory()
+        let locations = DefaultsLocations(preferencesDirectory: directory.path, applicationDomainName: "app")
+        let ordinary = locations.applicationSuite()
+        try ordinary.set(.integer(1), forKey: "k")
+        let durable = locations.applicationSuite(durable: true)
+        #expect(durable !== ordinary)
+        #expect((durable.persistentDomain as? FileDomainStorage)?.durable == true)
+        #expect((locations.applicationSuite().persistentDomain as? FileDomainStorage)?.durable == false)
+        #expect(try durable.value(forKey: "k") == .integer(1))
+    }
+
+    @Test("A group ID that cannot be one file name makes the suite unavailable, and nothing is written anywhere",
+          arguments: ["../escape", "a/b", "..", "."])
+    func unusableGroupIDsAreUnavailable(groupID: String) {
+        let directory = TemporaryDirectory()
+        let container = directory.appending("container")
+        let locations = DefaultsLocations(preferencesDirectory: directory.appending("prefs"), groupContainer: container, applicationDomainName: "app")
+        let suite = locations.groupSuite(groupID)
+        #expect(suite.persistentDomain is UnavailableDomainStorage)
+        #expect(throws: PrefsError.self) { try suite.set(.integer(1), forKey: "k") }
+        #expect(throws: PrefsError.self) { try suite.value(forKey: "k") }
+        #expect(directory.contents().isEmpty)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+
+/// A child process started from an executable built with the tests (the `TestWorker`, the `harness`,
+/// `python3`), talked to through pipes.
+package final class ChildProcess: @unchecked Sendable {
+    package let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private var buffer: [UInt8] = []
+
+    /// The directory of the test bundle, where SwiftPM also puts the package's executables.
+    package static let buildDirectory: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (executable as NSString).deletingLastPathComponent
+    }()
+
+    /// Starts `executable` (a name in the build directory, or an absolute path) with `arguments`.
+    package init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        let path = executable.hasPrefix("/") ? executable : Self.buildDirectory + "/" + executable
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// Starts the test worker (see Tests/TestWorker/main.swift).
+    package static func worker(_ arguments: String...) throws -> ChildProcess {
+        try ChildProcess("TestWorker", arguments)
+    }
+
+    package var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Sends one line to the child's standard input.
+    package func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Sends raw bytes to the child's standard input.
+    package func sendBytes(_ bytes: [UInt8]) {
+        if !bytes.isEmpty { input.fileHandleForWriting.write(Data(bytes)) }
+    }
+
+    /// The rest of standard output, as bytes.
+    package func readAllOutputBytes() -> [UInt8] {
+        [UInt8](output.fileHandleForReading.readDataToEndOfFile())
+    }
+
+    /// Closes the child's standard input.
+    package func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    /// The next line of the child's standard output, or `nil` at its end.
+    package func readLine() -> String? {
+        let fd = output.fileHandleForReading.fileDescriptor
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                if buffer.isEmpty { return nil }
+                defer { buffer.removeAll() }
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The rest of standard output.
+    package func readAllOutput() -> String {
+        var lines: [String] = []
+        while let line = readLine() { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// All of standard error (call after the child has exited or closed it).
+    package func readErrors() -> String {
+        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// Waits for the child to end.
+    /// - Returns: Its exit status, or 128 + the signal that ended it.
+    @discardableResult
+    package func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// Sends `signal` to the child.
+    package func kill(_ signal: Int32 = SIGKILL) {
+        Glibc.kill(process.processIdentifier, signal)
+    }
+}
+
+/// Runs python3 with `script`, feeding `input` (small: it must fit in the pipe) on standard input.
+/// - Returns: What the script wrote to standard output.
+package func python(_ script: String, input: [UInt8] = []) throws -> [UInt8] {
+    let child = try ChildProcess("/usr/bin/env", ["python3", "-c", script])
+    child.sendBytes(input)
+    child.closeInput()
+    let output = child.readAllOutputBytes()
+    guard child.wait() == 0 else { throw PythonFailed(message: child.readErrors()) }
+    return output
+}
+
+package struct PythonFailed: Error { package let message: String }

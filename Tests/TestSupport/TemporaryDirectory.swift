@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+
+/// A private directory for one test, removed with everything in it when the value goes away.
+package final class TemporaryDirectory: @unchecked Sendable {
+    package let path: String
+
+    package init() {
+        var template = Array(((NSTemporaryDirectory() as NSString).appendingPathComponent("rvs-prefs-test-XXXXXX")).utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(created != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
+        path = String(cString: created!)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// `path/component`.
+    package func appending(_ component: String) -> String { path + "/" + component }
+
+    /// The names in the directory (or in `subdirectory`), sorted; empty when it does not exist.
+    package func contents(_ subdirectory: String? = nil) -> [String] {
+        let directory = subdirectory.map(appending) ?? path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+}
+
+/// The bytes of a file, or `nil` when it cannot be read.
+package func fileBytes(_ path: String) -> [UInt8]? {
+    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+}
+
+/// Writes `bytes` to `path`, replacing what is there.
+package func writeFile(_ path: String, _ bytes: [UInt8]) {
+    precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "cannot write \(path)")
+}
+
+/// The permission bits of a file or directory.
+package func permissions(_ path: String) -> Int {
+    var info = stat()
+    precondition(stat(path, &info) == 0, "cannot stat \(path)")
+    return Int(info.st_mode & 0o7777)
+}
+
+/// The resident set size of this process in bytes, from /proc.
+package func residentMemory() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+          let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
