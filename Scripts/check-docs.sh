@@ -53,17 +53,18 @@ command -v docc >/dev/null || { echo "check-docs: the toolchain's docc is not on
 
 catalog=Documentation.docc
 module=RVS_PersistentPrefs
+reexported=PrefsStorage,PrefsPropertyList
 build="$scratch/build"
 symbols="$scratch/symbol-graphs"
 mkdir -p "$symbols"
 
 # ── 1. Symbol graphs ─────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 1/5: building $module with symbol graphs (scratch: $build)"
-# -emit-extension-block-symbols documents the library's extensions of Swift types (Dictionary.nativeValues).
-# In a reused scratch directory an up-to-date build rewrites nothing; its symbol graphs are then current too.
-if ! swift build --target "$module" --scratch-path "$build" \
-        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$symbols" \
-        -Xswiftc -emit-extension-block-symbols >"$scratch/build.log" 2>&1; then
+echo "-- docs 1/5: building $module and extracting its symbol graph (scratch: $build)"
+# The library re-exports the storage and codec layers (Sources/RVS_PersistentPrefs/Exports.swift), whose
+# public symbols users reach through `import RVS_PersistentPrefs`: they are documented in the same catalog, so
+# the symbol graph is extracted for the library with those modules' symbols included.
+# -emit-extension-block-symbols documents the library's extensions of Swift types.
+if ! swift build --target "$module" --scratch-path "$build" >"$scratch/build.log" 2>&1; then
     cat "$scratch/build.log" >&2
     echo "check-docs: the library does not build" >&2
     exit 1
@@ -71,17 +72,27 @@ fi
 grep -E 'warning:' "$scratch/build.log" | sed 's/^/   /' || true
 bin_path=$(swift build --target "$module" --scratch-path "$build" --show-bin-path)
 modules="$bin_path/Modules"
-if [ ! -f "$symbols/$module.symbols.json" ] || [ ! -d "$modules" ]; then
-    echo "check-docs: the build produced no symbol graph or no module (see the output above)" >&2
+rm -rf "$symbols"
+mkdir -p "$symbols"
+if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" -target "$(uname -m)-unknown-linux-gnu" \
+        -minimum-access-level public -output-dir "$symbols" -emit-extension-block-symbols \
+        -experimental-allowed-reexported-modules="$reexported" >"$scratch/extract.log" 2>&1; then
+    cat "$scratch/extract.log" >&2
+    echo "check-docs: swift-symbolgraph-extract failed" >&2
+    exit 1
+fi
+if [ ! -f "$symbols/$module.symbols.json" ]; then
+    echo "check-docs: no symbol graph was extracted (see the output above)" >&2
     exit 1
 fi
 
-python3 - "$symbols" "$module" <<'PY'
-# Every symbol the library declares itself must have a doc comment of its own. Symbols that the compiler
+python3 - "$symbols" "$module" "$reexported" <<'PY'
+# Every symbol the library and its re-exported layers declare must have a doc comment of its own. Symbols that the compiler
 # synthesizes or inherits from standard protocols (OptionSet's methods, Equatable's !=, RawRepresentable's
 # init(rawValue:)) have no declaration in the library and are skipped.
 import glob, json, os, sys
 directory, module = sys.argv[1], sys.argv[2]
+own_modules = {module, *sys.argv[3].split(",")}
 checked, missing = 0, []
 for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
     for symbol in json.load(open(path))["symbols"]:
@@ -93,7 +104,7 @@ for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
         checked += 1
         comment = symbol.get("docComment")
         text = " ".join(line["text"] for line in comment["lines"]).strip() if comment else ""
-        if not text or comment.get("module", module) != module:
+        if not text or comment.get("module", module) not in own_modules:
             where = location.split("/Sources/", 1)[-1]
             missing.append(f"{'/'.join(symbol['pathComponents'])} ({where}:{symbol['location']['position']['line'] + 1})")
 print(f"   {checked} public symbols declared in Sources/, each with a doc comment: "

@@ -154,7 +154,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
+        try Self.refuseGlobalDomainName(applicationDomainName)
+        return try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
     }
 
     /// The global domain, `.GlobalPreferences.plist` in the preferences directory.
@@ -175,7 +176,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
     ///   the container cannot be used.
     func groupDomain(_ groupID: String, durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
+        try Self.refuseGlobalDomainName(groupID)
+        return try FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
     }
 
     /// The process-wide suite over the application domain and the global domain.
@@ -195,5 +197,13 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   the container cannot be used.
     public func groupSuite(_ groupID: String, durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
         DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain())
+    }
+
+    /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of
+    /// its name would let one program write what every other program reads as a global default.
+    private static func refuseGlobalDomainName(_ name: String) throws(PrefsError) {
+        if name == globalDomainName {
+            throw .userDefaultsUnavailable(reason: "the domain name '\(name)' is the global domain's, which suites only read")
+        }
     }
 }

@@ -250,7 +250,7 @@ public final class DefaultsSuite: Sendable {
     ///     It runs while the domain is locked against every other writer: keep it short.
     /// - Throws: What `transform` throws; the persistent domain's read errors (an unreadable file
     ///   fails the update unless `policy` is ``RepairPolicy/moveUnreadableAside``); its write errors,
-    ///   such as ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)``. The domain is
+    ///   such as ``PrefsError/writeFailed(path:step:errno:)``. The domain is
     ///   then unchanged.
     public func modifyValue(
         forKey key: String,

@@ -2,9 +2,12 @@ import Foundation
 import PrefsPropertyList
 
 /// The rules for a domain name: it becomes part of file names, so it must be one file name.
-public enum DomainName {
+///
+/// Package access: users meet these rules through the reason of
+/// ``PrefsError/userDefaultsUnavailable(reason:)`` and the documentation of ``DefaultsLocations``.
+package enum DomainName {
     /// The extension of every domain file.
-    public static let fileExtension = ".plist"
+    package static let fileExtension = ".plist"
 
     /// The longest name the file system takes for one directory entry.
     static let fileNameLimit = 255
@@ -14,15 +17,15 @@ public enum DomainName {
     static let longestSuffix = ".plist.unreadable-".utf8.count + 20 + 1 + 10
 
     /// The longest domain name accepted, in UTF-8 bytes: every file derived from it must fit too.
-    public static var maximumLength: Int { fileNameLimit - longestSuffix }
+    package static var maximumLength: Int { fileNameLimit - longestSuffix }
 
     /// Why `name` cannot name a domain, or `nil` when it can.
     ///
     /// A name must be usable as one file name: not empty, no `/` or NUL, not `.` or `..`, and at most
     /// ``maximumLength`` bytes of UTF-8.
     /// - Returns: A sentence naming the problem, used as the reason of
-    ///   ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``; `nil` for a usable name.
-    public static func problem(with name: String) -> String? {
+    ///   ``PrefsError/userDefaultsUnavailable(reason:)``; `nil` for a usable name.
+    package static func problem(with name: String) -> String? {
         if name.isEmpty { return "the domain name is empty" }
         if name == "." || name == ".." { return "the domain name '\(name)' is not a file name" }
         if name.utf8.contains(UInt8(ascii: "/")) { return "the domain name '\(name)' contains '/'" }

@@ -10,19 +10,23 @@ public final class DomainSnapshot: Sendable {
     public let contents: [String: PropertyListValue]
 
     /// Whether the domain existed when read (a missing file reads as an empty snapshot).
-    public let exists: Bool
+    package let exists: Bool
 
-    /// Makes a snapshot of `contents`, for a ``DomainStorage`` implementation to return.
-    /// - Parameters:
-    ///   - contents: Storage key → stored value.
-    ///   - exists: Whether the domain exists; `false` only for a domain that has never been written.
-    public init(contents: [String: PropertyListValue], exists: Bool = true) {
+    /// Makes a snapshot of `contents`: what a ``DomainStorage`` implementation of your own returns from
+    /// ``DomainStorage/snapshot()``. Return a new snapshot only when the contents changed, and the same
+    /// object while they did not, so that callers' caches keyed by the snapshot's identity stay valid.
+    public convenience init(contents: [String: PropertyListValue]) {
+        self.init(contents: contents, exists: true)
+    }
+
+    /// Makes a snapshot; `exists` is `false` only for a domain that has never been written.
+    package init(contents: [String: PropertyListValue], exists: Bool) {
         self.contents = contents
         self.exists = exists
     }
 
     /// The empty snapshot of a domain that does not exist.
-    public static let missing = DomainSnapshot(contents: [:], exists: false)
+    package static let missing = DomainSnapshot(contents: [:], exists: false)
 }
 
 /// What ``DomainStorage/modify(repairing:_:)`` does when the domain cannot be read as it is.
@@ -49,7 +53,7 @@ public protocol DomainStorage: AnyObject, Sendable {
     /// Reads the domain afresh. A domain that does not exist reads as ``DomainSnapshot/missing``.
     ///
     /// - Throws: Why the domain cannot be read, for example
-    ///   ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)``.
+    ///   ``PrefsError/domainUnreadable(path:reason:)``.
     func snapshot() throws(PrefsError) -> DomainSnapshot
 
     /// Whether the domain is known to exist, as far as this process has seen, without reading it:
@@ -118,9 +122,14 @@ public final class InMemoryDomainStorage: DomainStorage {
             try transform(&contents)
             // Unchanged only if the bytes a file would hold are too, as FileDomainStorage decides:
             // `==` cannot see 0.0 replacing -0.0, or another normalization of an equal string.
+            let bytes = BinaryPropertyList.encode(.dictionary(contents))
             if contents == current.contents, current.exists || contents.isEmpty,
-               BinaryPropertyList.encode(.dictionary(contents)) == BinaryPropertyList.encode(.dictionary(current.contents)) {
+               bytes == BinaryPropertyList.encode(.dictionary(current.contents)) {
                 return current
+            }
+            // The same limit as a file domain's, so that code tested in memory behaves the same on disk.
+            guard bytes.count <= FileDomainStorage.maximumFileSize else {
+                throw .domainTooLarge(path: location, size: bytes.count, limit: FileDomainStorage.maximumFileSize)
             }
             current = DomainSnapshot(contents: contents)
             return current

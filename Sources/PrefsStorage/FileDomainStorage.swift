@@ -16,7 +16,7 @@ import Glibc
 ///   cache is trusted. An unchanged file therefore costs one `stat()`, and an unreadable file is not
 ///   parsed again until it changes.
 /// - A failed write leaves the previous file intact and is reported as
-///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)``. In durable mode the file and its directory are
+///   ``PrefsError/writeFailed(path:step:errno:)``. In durable mode the file and its directory are
 ///   also `fsync`ed before the write returns.
 ///
 /// All instances for one file in a process should be the same object, so that they share one cache:
@@ -44,7 +44,7 @@ public final class FileDomainStorage: DomainStorage {
     /// Makes the domain `<directory>/<name>.plist`.
     ///
     /// Creates nothing: the directory and the file appear with the first write.
-    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
     ///   (see ``DomainName/problem(with:)``) or `directory` is not an absolute path.
     public convenience init(directory: String, name: String, durable: Bool = false) throws(PrefsError) {
         try self.init(directory: directory, name: name, durable: durable, system: .live)
@@ -91,8 +91,8 @@ public final class FileDomainStorage: DomainStorage {
     /// Reads the domain file afresh (one `stat()` when it is unchanged since the last read).
     ///
     /// - Returns: The contents, or ``DomainSnapshot/missing`` when there is no file.
-    /// - Throws: ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
-    ///   with a dictionary root, ``RVS_PersistentPrefs/PrefsError/readFailed(path:operation:errno:)`` when it cannot be read.
+    /// - Throws: ``PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
+    ///   with a dictionary root, ``PrefsError/readFailed(path:step:errno:)`` when it cannot be read.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
         try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             try load(&cached)
@@ -169,9 +169,10 @@ public final class FileDomainStorage: DomainStorage {
         }
     }
 
-    /// The largest domain file read (64 MiB): far beyond any preferences, and small enough that a huge
-    /// or sparse file put in its place cannot exhaust memory.
-    static let maximumFileSize = 64 << 20
+    /// The largest domain file read or written (64 MiB): far beyond any preferences, and small enough
+    /// that a huge or sparse file put in its place cannot exhaust memory. One limit for both, so that no
+    /// write can produce a file that reads refuse.
+    package static let maximumFileSize = 64 << 20
 
     #if DEBUG
     private static let parses = Locked(0)
@@ -233,6 +234,10 @@ public final class FileDomainStorage: DomainStorage {
             let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
             if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
             let bytes = BinaryPropertyList.encode(.dictionary(contents))
+            // A file no read would accept would make every collection of the domain unreadable.
+            guard bytes.count <= Self.maximumFileSize else {
+                throw .domainTooLarge(path: path, size: bytes.count, limit: Self.maximumFileSize)
+            }
             // Unchanged when the bytes are: `==` alone would also skip a change it cannot see
             // (-0.0 for 0.0, another Unicode normalization of an equal string).
             if !moveAside, let previous = cached, previous.bytes == bytes { return current }
@@ -361,21 +366,29 @@ public final class FileDomainStorage: DomainStorage {
         let stamp = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))"
         var candidate = stamp
         var counter = 1
-        while (try? system.stat(candidate)) != nil {
-            counter += 1
-            candidate = "\(stamp)-\(counter)"
-        }
         do {
-            let info = try system.stat(path)
-            if info.st_mode & S_IFMT == S_IFREG {
-                try system.link(path, candidate)
-            } else {
-                try system.rename(path, candidate)
+            let isRegularFile = try system.stat(path).st_mode & S_IFMT == S_IFREG
+            while true {
+                // Whatever holds a name already, a dangling symbolic link included, is never replaced:
+                // `lstat` sees the link itself, and `link` refuses an existing name (EEXIST) atomically.
+                if (try? system.lstat(candidate)) == nil {
+                    do {
+                        if isRegularFile {
+                            try system.link(path, candidate)
+                        } else {
+                            try system.rename(path, candidate)
+                        }
+                        return candidate
+                    } catch where error == .fileExists {
+                        // Taken since the lstat: try the next name.
+                    }
+                }
+                counter += 1
+                candidate = "\(stamp)-\(counter)"
             }
         } catch {
             throw .writeFailed(path: path, step: .keepUnreadableFileAside(candidate), errno: error)
         }
-        return candidate
     }
 }
 

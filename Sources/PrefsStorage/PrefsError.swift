@@ -36,6 +36,8 @@ import PrefsPropertyList
 ///
 /// ### Failed Writes
 /// - ``writeFailed(path:step:errno:)``
+/// - ``domainTooLarge(path:size:limit:)``
+/// - ``Step``
 ///
 /// ### Kept for Compatibility
 /// - ``noStoredPrefsForKey(key:)``
@@ -108,6 +110,11 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// ``Step/isAfterReplacement``): the new file is already in place, but may not survive a power failure.
     case writeFailed(path: String, step: Step, errno: PrefsErrno)
 
+    /// A write was refused because the domain file it would produce, `size` bytes, is larger than
+    /// `limit`, the most a read accepts: writing it would make every collection of the domain at
+    /// `path` unreadable. Nothing was written; other collections are untouched.
+    case domainTooLarge(path: String, size: Int, limit: Int)
+
     /// Kept for source compatibility with the Apple-platform library; never produced, since a
     /// missing collection is simply empty, without error.
     case noStoredPrefsForKey(key: String)
@@ -140,6 +147,8 @@ public enum PrefsError: Error, CustomStringConvertible {
                 return "Could not make the write of \(path) durable: \(step) failed: \(errno); the new contents are in place but may not survive a power failure"
             }
             return "Could not write \(path): \(step) failed: \(errno); the previous file is unchanged"
+        case .domainTooLarge(let path, let size, let limit):
+            return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
         case .noStoredPrefsForKey(let key):
             return "No stored preferences for the storage key '\(key)'"
         case .unknownError(let error):

@@ -2,7 +2,7 @@ import Glibc
 
 /// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
 package enum SystemCall: String, Sendable, CaseIterable {
-    case open, read, write, rename, link, fsync, flock, stat, fstat, unlink, close, mkdir
+    case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir
 }
 
 /// A thin, typed layer over the system calls of the file-backed domain, in the manner of
@@ -104,6 +104,13 @@ struct SystemCalls: Sendable {
         return info
     }
 
+    /// `stat` of the name itself: a symbolic link is described, not followed.
+    func lstat(_ path: String) throws(PrefsErrno) -> Glibc.stat {
+        var info = Glibc.stat()
+        _ = try perform(.lstat, path) { Int(c_lstat(path, &info)) }
+        return info
+    }
+
     func fstat(_ fd: Int32, path: String) throws(PrefsErrno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.fstat, path) { Int(c_fstat(fd, &info)) }
@@ -140,4 +147,5 @@ struct SystemCalls: Sendable {
 // `flock` and `stat` name both a struct and a function in Glibc; outside a type, the call resolves.
 private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
 private func c_stat(_ path: String, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { stat(path, info) }
+private func c_lstat(_ path: String, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { lstat(path, info) }
 private func c_fstat(_ fd: Int32, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { fstat(fd, info) }

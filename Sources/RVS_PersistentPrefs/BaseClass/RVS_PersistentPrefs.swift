@@ -97,7 +97,7 @@ open class RVS_PersistentPrefs {
     /// operations a handler performs itself set it.
     ///
     /// It is settable, so that a subclass may report failures of its own, for example with
-    /// ``RVS_PersistentPrefs/PrefsError/unknownError(error:)``.
+    /// ``PrefsError/unknownError(error:)``.
     open var lastError: PrefsError? {
         get { locked { error } }
         set { locked { error = newValue } }
@@ -110,7 +110,7 @@ open class RVS_PersistentPrefs {
     ///
     /// While such a name is stored, subscript writes and initializer merges that set an entry, and
     /// in-place changes of ``values`` that keep it, fail with
-    /// ``RVS_PersistentPrefs/PrefsError/incorrectKeys(invalidElements:)`` naming it. A subscript write
+    /// ``PrefsError/incorrectKeys(invalidElements:)`` naming it. A subscript write
     /// that only removes entries is allowed, so `prefs["oldName"] = nil` clears the way, as does
     /// assigning a whole ``values`` without it.
     open var keys: [String] { [] }
@@ -235,7 +235,7 @@ open class RVS_PersistentPrefs {
     /// again. Like assigning `[:]` to ``values``, which it is: observers are notified even when
     /// nothing was stored. Over an unreadable domain file, the file is first moved aside, so the
     /// collections of other storage keys survive only in the moved-aside file (see
-    /// ``RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)``).
+    /// ``PrefsError/domainUnreadable(path:reason:)``).
     public func clear() {
         values = [:]
     }

@@ -131,6 +131,27 @@ struct BaseClassGroupIDTests {
         }
     }
 
+    @Test("An application domain or groupID named like the global domain is unavailable, and the global domain stays unwritten",
+          arguments: [true, false])
+    func globalDomainNameCannotBeWritten(asGroupID: Bool) throws {
+        try withPrivateConfiguration { directory in
+            RVS_PersistentPrefs.groupContainerDirectory = nil  // the default container: the preferences directory
+            if asGroupID {
+                RVS_PersistentPrefs.groupID = DefaultsLocations.globalDomainName
+            } else {
+                RVS_PersistentPrefs.applicationDomainName = DefaultsLocations.globalDomainName
+            }
+            let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "injected"])
+            #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
+            prefs["appearance"] = "injected"
+            #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
+            if case .userDefaultsUnavailable(let reason)? = prefs.lastError {
+                #expect(reason.contains(DefaultsLocations.globalDomainName))
+            }
+            #expect(everything(directory).isEmpty, "written: \(everything(directory))")
+        }
+    }
+
     @Test("Changing groupID redirects later operations of an existing instance, without migrating anything")
     func changingGroupIDRedirects() throws {
         try withPrivateConfiguration { directory in
