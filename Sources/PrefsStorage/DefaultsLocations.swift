@@ -128,7 +128,7 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// The name of the running executable: the default application domain name.
     ///
-    /// When the executable's name cannot be a domain name (see ``DomainName/problem(with:)``), this is
+    /// When the executable's name cannot be a domain name (empty, `.`, `..`, with `/` or NUL, or too long for a file name), this is
     /// `RVS_PersistentPrefs` instead.
     public static let executableName: String = {
         let name = ProcessInfo.processInfo.processName

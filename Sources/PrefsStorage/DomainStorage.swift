@@ -50,7 +50,7 @@ public protocol DomainStorage: AnyObject, Sendable {
     /// one suite per pair of locations.
     var location: String { get }
 
-    /// Reads the domain afresh. A domain that does not exist reads as ``DomainSnapshot/missing``.
+    /// Reads the domain afresh. A domain that does not exist reads as an empty snapshot.
     ///
     /// - Throws: Why the domain cannot be read, for example
     ///   ``PrefsError/domainUnreadable(path:reason:)``.

@@ -45,7 +45,7 @@ public final class FileDomainStorage: DomainStorage {
     ///
     /// Creates nothing: the directory and the file appear with the first write.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `name` cannot be one file name
-    ///   (see ``DomainName/problem(with:)``) or `directory` is not an absolute path.
+    ///   (empty, `.`, `..`, with `/` or NUL, or too long) or `directory` is not an absolute path.
     public convenience init(directory: String, name: String, durable: Bool = false) throws(PrefsError) {
         try self.init(directory: directory, name: name, durable: durable, system: .live)
     }
@@ -90,7 +90,7 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Reads the domain file afresh (one `stat()` when it is unchanged since the last read).
     ///
-    /// - Returns: The contents, or ``DomainSnapshot/missing`` when there is no file.
+    /// - Returns: The contents, or an empty snapshot when there is no file.
     /// - Throws: ``PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
     ///   with a dictionary root, ``PrefsError/readFailed(path:step:errno:)`` when it cannot be read.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {

@@ -65,14 +65,13 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// example a `Codable` value to `Data` with `PropertyListEncoder`.
     case valuesNotPlistCompatible(invalidElements: [String])
 
-    /// The selected defaults domain cannot be used: its name cannot be a file name (see
-    /// ``DomainName/problem(with:)``), its directory cannot be created, or an override of
-    /// ``RVS_PersistentPrefs/userDefaults`` returned `nil`. `reason` says which name or directory,
-    /// and why.
+    /// The selected defaults domain cannot be used: its name cannot be a file name (empty, `.`, `..`,
+    /// with `/` or NUL, too long, or the global domain's own name), its directory is not an absolute
+    /// path, or an override of ``RVS_PersistentPrefs/userDefaults`` returned `nil`. `reason` says
+    /// which name or directory, and why. Nothing was read from or written to any other place instead.
     ///
-    /// A missing directory is created by the first write, so a directory that cannot be created
-    /// is reported then; reads before it see an empty collection. Nothing was read from or written
-    /// to any other place instead.
+    /// A directory that cannot be created is not this case: the first write reports it as
+    /// ``writeFailed(path:step:errno:)`` at ``Step/createDirectory(_:)``.
     case userDefaultsUnavailable(reason: String)
 
     /// The value stored under the storage key `key` is not a string-keyed dictionary.
