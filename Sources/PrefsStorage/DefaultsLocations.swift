@@ -206,4 +206,57 @@ public struct DefaultsLocations: Sendable, Hashable {
             throw .userDefaultsUnavailable(reason: "the domain name '\(name)' is the global domain's, which suites only read")
         }
     }
+
+    /// What the locations read from the environment, as the addresses `getenv` returns: equal stamps
+    /// mean the same variables with the same values, so locations computed under one stamp can be
+    /// reused under an equal one without reading any string.
+    ///
+    /// glibc's `setenv` and `unsetenv` never change a value in place: a change gives the variable a new
+    /// address or none. (A program that edits, in place, a string it passed to `putenv` bypasses this.)
+    /// Only the variables that decide are read: with `$RVS_PREFS_DIRECTORY` set, the XDG and home
+    /// variables do not matter.
+    package struct EnvironmentStamp: Equatable, Sendable {
+        private var directory: UInt = 0
+        private var configHome: UInt = 0
+        private var home: UInt = 0
+        private var groupContainer: UInt = 0
+        /// Whether a directory read from the environment is relative, and so depends on the current
+        /// directory too: locations from such an environment must not be reused.
+        package private(set) var dependsOnCurrentDirectory = false
+
+        /// The stamp of the process's environment now.
+        /// - Parameter groupContainer: Whether `$RVS_PREFS_GROUP_CONTAINER` matters (a group suite with
+        ///   no container set in code).
+        package static func current(includingGroupContainer groupContainer: Bool) -> EnvironmentStamp {
+            let slash = CChar(bitPattern: UInt8(ascii: "/"))
+            var stamp = EnvironmentStamp()
+            let directory = Self.getenv("RVS_PREFS_DIRECTORY")
+            stamp.directory = UInt(bitPattern: directory)
+            if let directory, directory.pointee != 0 {
+                stamp.dependsOnCurrentDirectory = directory.pointee != slash
+            } else {
+                let configHome = Self.getenv("XDG_CONFIG_HOME")
+                stamp.configHome = UInt(bitPattern: configHome)
+                if configHome?.pointee != slash {
+                    stamp.home = UInt(bitPattern: Self.getenv("HOME"))
+                }
+            }
+            if groupContainer {
+                let container = Self.getenv("RVS_PREFS_GROUP_CONTAINER")
+                stamp.groupContainer = UInt(bitPattern: container)
+                if let container, container.pointee != 0, container.pointee != slash {
+                    stamp.dependsOnCurrentDirectory = true
+                }
+            }
+            return stamp
+        }
+
+        /// `getenv` of a name known at compile time, passed without converting a `String` (which
+        /// can allocate, on a path every read takes).
+        private static func getenv(_ name: StaticString) -> UnsafeMutablePointer<CChar>? {
+            name.withUTF8Buffer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { Glibc.getenv($0) }
+            }
+        }
+    }
 }

@@ -199,9 +199,12 @@ public final class DefaultsSuite: Sendable {
         package let snapshot: DomainSnapshot?
     }
 
+    /// The search list in order, made once (`allCases` would build an array at every read).
+    private static let searchList = SearchDomain.allCases
+
     /// Searches the domains in search-list order, beginning with `first`.
     package func find(_ key: String, from first: SearchDomain = .arguments) throws(PrefsError) -> Found? {
-        for domain in SearchDomain.allCases.drop(while: { $0 != first }) {
+        for domain in Self.searchList.drop(while: { $0 != first }) {
             switch domain {
             case .arguments:
                 if let value = argumentDomain[key] { return Found(value: value, domain: domain, snapshot: nil) }

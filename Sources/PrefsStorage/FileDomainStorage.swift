@@ -30,6 +30,8 @@ public final class FileDomainStorage: DomainStorage {
     public let durable: Bool
 
     let lockPath: String
+    /// `path` as a C string, made once: every read of an unchanged file passes it to `stat`.
+    private let pathCString: ContiguousArray<CChar>
     let temporaryPath: String
     let system: SystemCalls
     private let cache = Locked<CachedDomain?>(nil)
@@ -60,6 +62,7 @@ public final class FileDomainStorage: DomainStorage {
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.directory = directory
         self.path = directory + "/" + name + DomainName.fileExtension
+        self.pathCString = path.utf8CString
         self.lockPath = path + ".lock"
         self.temporaryPath = directory + "/." + name + DomainName.fileExtension + ".tmp"
         self.durable = durable
@@ -103,10 +106,12 @@ public final class FileDomainStorage: DomainStorage {
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity.
-        if let current = cached, !current.mayHaveChangedUnseen {
+        // (Fields are read through `cached?` rather than by binding a copy of the cache: a copy retains
+        // its bytes and result, on the path every read of an unchanged file takes.)
+        if cached?.mayHaveChangedUnseen == false, let cachedIdentity = cached?.identity {
             let identity: FileIdentity
             do {
-                identity = FileIdentity(try system.stat(path))
+                identity = FileIdentity(try system.stat(path, cString: pathCString))
             } catch {
                 if error == .noSuchFileOrDirectory {
                     cached = nil
@@ -114,7 +119,7 @@ public final class FileDomainStorage: DomainStorage {
                 }
                 throw .readFailed(path: path, step: .stat, errno: error)
             }
-            if current.identity == identity { return try current.result.get() }
+            if cachedIdentity == identity, let result = cached?.result { return try result.get() }
         }
         guard let (openedIdentity, bytes) = try readFile() else {
             cached = nil

@@ -95,6 +95,17 @@ struct SystemCalls: Sendable {
         _ = try perform(.flock, path) { Int(c_flock(fd, operation)) }
     }
 
+    /// `stat` of a path whose C string the caller keeps, so that the hot path of every read converts
+    /// no `String`; `path` names it for injected faults.
+    func stat(_ path: String, cString: ContiguousArray<CChar>) throws(PrefsErrno) -> Glibc.stat {
+        var info = Glibc.stat()
+        _ = try perform(.stat, path) { Int(cString.withUnsafeBufferPointer { c_stat($0.baseAddress!, &info) }) }
+        #if DEBUG
+        faults?.adjust(&info)
+        #endif
+        return info
+    }
+
     func stat(_ path: String) throws(PrefsErrno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.stat, path) { Int(c_stat(path, &info)) }
@@ -146,6 +157,6 @@ struct SystemCalls: Sendable {
 
 // `flock` and `stat` name both a struct and a function in Glibc; outside a type, the call resolves.
 private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
-private func c_stat(_ path: String, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { stat(path, info) }
+private func c_stat(_ path: UnsafePointer<CChar>, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { stat(path, info) }
 private func c_lstat(_ path: String, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { lstat(path, info) }
 private func c_fstat(_ fd: Int32, _ info: UnsafeMutablePointer<Glibc.stat>) -> Int32 { fstat(fd, info) }

@@ -6,10 +6,20 @@ import Foundation
 
 extension RVS_PersistentPrefs {
     struct Configuration {
-        var groupID: String?
-        var groupContainerDirectory: String?
-        var applicationDomainName: String?
-        var durableWrites = false
+        var groupID: String? { didSet { generation &+= 1 } }
+        var groupContainerDirectory: String? { didSet { generation &+= 1 } }
+        var applicationDomainName: String? { didSet { generation &+= 1 } }
+        var durableWrites = false { didSet { generation &+= 1 } }
+        /// Changes whenever a setting does, so that a suite resolved from the settings can be reused
+        /// for as long as it has not changed.
+        private(set) var generation = 0
+        /// Whether the group container comes from `$RVS_PREFS_GROUP_CONTAINER`: a group suite with no
+        /// container set in code.
+        var readsGroupContainerVariable: Bool {
+            !(groupID ?? "").isEmpty && (groupContainerDirectory ?? "").isEmpty
+        }
+        /// The suite last resolved, and what it was resolved from.
+        var resolved: (generation: Int, environment: DefaultsLocations.EnvironmentStamp, suite: DefaultsSuite)?
     }
 
     static let configuration = Locked(Configuration())
@@ -63,8 +73,31 @@ extension RVS_PersistentPrefs {
     }
 
     /// The suite the settings above and the environment select now: the default of ``userDefaults``.
+    ///
+    /// Every read and write asks for it, so the suite last resolved is reused while neither the
+    /// settings nor the environment variables that decided it have changed: the check is a lock and a
+    /// few `getenv` calls, where resolving again builds paths and looks up two registries.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
-        let settings = configuration.withLock { $0 }
+        let (settings, stamp, reused) = configuration.withLock { current in
+            let stamp = DefaultsLocations.EnvironmentStamp.current(includingGroupContainer: current.readsGroupContainerVariable)
+            if let resolved = current.resolved, resolved.generation == current.generation, resolved.environment == stamp {
+                return (Configuration?.none, stamp, Optional(resolved.suite))
+            }
+            return (current, stamp, nil)
+        }
+        if let reused { return reused }
+        guard let settings else { preconditionFailure("settings are copied whenever no suite is reused") }
+        let suite = try resolve(settings)
+        let reusable = !stamp.dependsOnCurrentDirectory && !(settings.groupContainerDirectory.map { !$0.isEmpty && !$0.hasPrefix("/") } ?? false)
+        if reusable {
+            configuration.withLock { current in
+                if current.generation == settings.generation { current.resolved = (settings.generation, stamp, suite) }
+            }
+        }
+        return suite
+    }
+
+    private static func resolve(_ settings: Configuration) throws(PrefsError) -> DefaultsSuite {
         let locations = DefaultsLocations.current(
             groupContainer: settings.groupContainerDirectory,
             applicationDomainName: settings.applicationDomainName

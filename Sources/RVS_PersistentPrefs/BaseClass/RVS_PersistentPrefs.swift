@@ -249,12 +249,14 @@ open class RVS_PersistentPrefs {
     }
 
     /// Runs one operation: clears ``lastError``, and records what `body` throws there.
-    private func operation<Result>(failure: Result, _ body: () throws(PrefsError) -> Result) -> Result {
+    /// - Parameter notifies: Whether `body` may run observers' handlers, whose own operations set
+    ///   ``lastError`` meanwhile: then it is cleared again after a success.
+    private func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
         // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
         lastError = nil
         do {
             let result = try body()
-            lastError = nil  // a `.prior` handler may have run an operation of its own meanwhile
+            if notifies { lastError = nil }
             return result
         } catch {
             lastError = error
@@ -276,7 +278,7 @@ open class RVS_PersistentPrefs {
     /// Reads the collection through the search list, converting it to native values only when the
     /// domain changed since the last read.
     private func read() -> [String: Any] {
-        operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
+        operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
             guard let (entries, snapshot) = try collection.read() else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {

@@ -152,6 +152,33 @@ struct BaseClassGroupIDTests {
         }
     }
 
+    @Test("A changed environment or setting redirects the next operation, although the resolved suite is reused between operations")
+    func changedEnvironmentRedirectsTheNextOperation() throws {
+        try withPrivateConfiguration { directory in
+            let prefs = BaseClassDefaultSuitePrefs()
+            prefs.appearance = "first"
+            #expect(contents(directory.appending("prefs/app.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("first")]))
+            // Another directory through the environment: the very next read and write follow it.
+            setenv(DefaultsLocations.directoryVariable, directory.appending("moved"), 1)
+            #expect(prefs.appearance == "system")
+            prefs.appearance = "second"
+            #expect(contents(directory.appending("moved/app.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("second")]))
+            // Unset, it falls back to XDG_CONFIG_HOME, read afresh too.
+            let savedConfigHome = getenv("XDG_CONFIG_HOME").map { String(cString: $0) }
+            defer { if let savedConfigHome { setenv("XDG_CONFIG_HOME", savedConfigHome, 1) } else { unsetenv("XDG_CONFIG_HOME") } }
+            unsetenv(DefaultsLocations.directoryVariable)
+            setenv("XDG_CONFIG_HOME", directory.appending("xdg"), 1)
+            prefs.appearance = "third"
+            #expect(contents(directory.appending("xdg/RVS_PersistentPrefs/app.plist")) != nil)
+            // A setting changed in code: the same.
+            setenv(DefaultsLocations.directoryVariable, directory.appending("prefs"), 1)
+            RVS_PersistentPrefs.applicationDomainName = "renamed"
+            prefs.appearance = "fourth"
+            #expect(contents(directory.appending("prefs/renamed.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("fourth")]))
+            #expect(prefs.lastError == nil)
+        }
+    }
+
     @Test("Changing groupID redirects later operations of an existing instance, without migrating anything")
     func changingGroupIDRedirects() throws {
         try withPrivateConfiguration { directory in
