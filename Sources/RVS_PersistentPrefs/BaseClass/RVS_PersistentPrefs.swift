@@ -32,6 +32,7 @@ import Foundation
 /// ### Creating a Collection
 /// - ``init()``
 /// - ``init(key:values:)``
+/// - ``init(key:values:suite:)``
 ///
 /// ### Configuring Storage
 /// - ``keys``
@@ -70,6 +71,8 @@ open class RVS_PersistentPrefs {
     private var storageKey = ""
     private var error: PrefsError?
     private var nativeCache: NativeCache?
+    /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
+    private let givenSuite: DefaultsSuite?
     let observers = ObserverList()
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
@@ -115,17 +118,19 @@ open class RVS_PersistentPrefs {
     /// assigning a whole ``values`` without it.
     open var keys: [String] { [] }
 
-    /// The defaults suite this instance reads and writes: the application domain, or the group suite
-    /// selected by ``groupID``, over the global domain and this process's arguments.
+    /// The defaults suite this instance reads and writes: the one given to ``init(key:values:suite:)``,
+    /// else the application domain or the group suite selected by ``groupID``, over the global domain
+    /// and this process's arguments.
     ///
-    /// Override to use another suite, for example one over an ``InMemoryDomainStorage`` in tests.
+    /// To use another suite, for example one over an ``InMemoryDomainStorage`` in tests, pass it to
+    /// ``init(key:values:suite:)`` (which keeps your class `final`), or override this property.
     /// Returning `nil` makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``;
     /// so does a ``groupID`` or ``applicationDomainName`` that cannot name a domain, for the default.
     ///
     /// It is evaluated on every operation, including the load and merge that `super.init` performs:
     /// an override must use only state set before it calls `super.init`.
     open var userDefaults: DefaultsSuite? {
-        try? Self.configuredSuite()
+        givenSuite ?? (try? Self.configuredSuite())
     }
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
@@ -140,6 +145,7 @@ open class RVS_PersistentPrefs {
     /// ``init(key:values:)`` to keep the stored one.
     public init() {
         storageKey = Self.defaultStorageKey
+        givenSuite = nil
         _ = values
     }
 
@@ -161,9 +167,35 @@ open class RVS_PersistentPrefs {
     ///   - values: Entries to merge; `nil`, `[:]` or omitted only loads.
     public init(key: String! = nil, values: [String: Any]! = [:]) {
         storageKey = key ?? Self.defaultStorageKey
+        givenSuite = nil
+        load(merging: values)
+    }
+
+    /// Like ``init(key:values:)``, over `suite` instead of the suite the process-wide settings select:
+    /// for tests over an ``InMemoryDomainStorage``, or a program that keeps several suites, without
+    /// subclassing (so an app's class can stay `final`).
+    ///
+    /// ```swift
+    /// let suite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: [])
+    /// let prefs = AppPreferences(key: "test", suite: suite)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The storage key; `nil` (the default) means the subclass's unqualified type name.
+    ///   - values: Entries to merge; `nil`, `[:]` or omitted only loads.
+    ///   - suite: The suite every operation of the instance uses (unless a subclass overrides
+    ///     ``userDefaults``).
+    public init(key: String! = nil, values: [String: Any]! = [:], suite: DefaultsSuite) {
+        storageKey = key ?? Self.defaultStorageKey
+        givenSuite = suite
+        load(merging: values)
+    }
+
+    /// What the initializers do once the instance is set up: load, then merge `values` if any.
+    private func load(merging values: [String: Any]?) {
         _ = self.values
-        if lastError == nil, let supplied = values, !supplied.isEmpty {
-            update(supplied.mapValues { Optional($0) })
+        if lastError == nil, let values, !values.isEmpty {
+            update(values.mapValues { Optional($0) })
         }
     }
 
@@ -269,7 +301,7 @@ open class RVS_PersistentPrefs {
         let storageKey = key
         guard let suite = userDefaults else {
             // The default is nil when the configuration names no usable domain: say why.
-            _ = try Self.configuredSuite()
+            if givenSuite == nil { _ = try Self.configuredSuite() }
             throw .userDefaultsUnavailable(reason: "the instance's userDefaults is nil")
         }
         return StoredCollection(suite: suite, storageKey: storageKey)
