@@ -58,7 +58,7 @@ struct LocationTests {
         let suite = locations.groupSuite("group.example.shared")
         #expect((suite.persistentDomain as? FileDomainStorage)?.path == directory.appending("group.example.shared.plist"))
         #expect(locations.groupSuite("group.example.shared") === suite, "one suite per file in a process")
-        try suite.set(.integer(1), forKey: "k")
+        try suite.setValue(.integer(1), forKey: "k")
         #expect(directory.contents().contains("group.example.shared.plist"))
     }
 
@@ -67,7 +67,7 @@ struct LocationTests {
         let directory = TemporaryDirectory()
         let locations = DefaultsLocations(preferencesDirectory: directory.path, applicationDomainName: "app")
         let ordinary = locations.applicationSuite()
-        try ordinary.set(.integer(1), forKey: "k")
+        try ordinary.setValue(.integer(1), forKey: "k")
         let durable = locations.applicationSuite(durable: true)
         #expect(durable !== ordinary)
         #expect((durable.persistentDomain as? FileDomainStorage)?.durable == true)
@@ -83,7 +83,7 @@ struct LocationTests {
         let locations = DefaultsLocations(preferencesDirectory: directory.appending("prefs"), groupContainer: container, applicationDomainName: "app")
         let suite = locations.groupSuite(groupID)
         #expect(suite.persistentDomain is UnavailableDomainStorage)
-        #expect(throws: PrefsError.self) { try suite.set(.integer(1), forKey: "k") }
+        #expect(throws: PrefsError.self) { try suite.setValue(.integer(1), forKey: "k") }
         #expect(throws: PrefsError.self) { try suite.value(forKey: "k") }
         #expect(directory.contents().isEmpty)
     }
