@@ -279,7 +279,7 @@ extension DefaultsSuite {
     /// A domain file that cannot be read is left as it is, and the write fails (see ``lastError``).
     public func set(_ value: Any?, forKey defaultName: String) {
         call(failure: ()) { () throws(PrefsError) in
-            guard let value else { return try removeValue(forKey: defaultName) }
+            guard let value else { return try removeStoredValue(forKey: defaultName) }
             guard let plist = Self.propertyListValue(value) else {
                 throw .valuesNotPlistCompatible(invalidElements: [defaultName])
             }
@@ -292,7 +292,14 @@ extension DefaultsSuite {
     ///
     /// Removing a key that is not there writes nothing. A failure is reported in ``lastError``.
     public func removeObject(forKey defaultName: String) {
-        call(failure: ()) { () throws(PrefsError) in try removeValue(forKey: defaultName) }
+        call(failure: ()) { () throws(PrefsError) in try removeStoredValue(forKey: defaultName) }
+    }
+
+    /// Removes `key`, but first looks without the domain's lock when the domain may not exist yet:
+    /// taking the lock would create its directory and lock file only to remove nothing.
+    private func removeStoredValue(forKey key: String) throws(PrefsError) {
+        if !persistentDomain.isKnownToExist, try persistentDomain.snapshot().contents[key] == nil { return }
+        try removeValue(forKey: key)
     }
 
     /// Returns `true` and does nothing else: every write of a suite is already on disk when it
