@@ -79,8 +79,8 @@ enum SettingsBridge {
 
         Console.say()
         explain("Step 1. The schema's defaults go into the registration domain: every read consults it last, and it lives in memory only, never on disk. The defaults are registered twice, once per shape: flat, and as a whole collection under \(BridgedSettings.storageKey).")
-        suite.register(defaults: schema.defaults)
-        suite.register(defaults: [BridgedSettings.storageKey: .dictionary(schema.defaults)])
+        suite.register(propertyListDefaults: schema.defaults)
+        suite.register(propertyListDefaults: [BridgedSettings.storageKey: .dictionary(schema.defaults)])
         explain("Before anything is stored, the app's collection reads as the registered one:", indent: "  ")
         try bridge.showCollection()
 
@@ -186,7 +186,7 @@ struct Bridge {
             let current = try lookup(setting.key)
             guard current?.value != value else { continue }
             do {
-                try suite.set(value, forKey: setting.key)
+                try suite.setValue(value, forKey: setting.key)
             } catch {
                 throw HarnessError.failure(error.description)
             }

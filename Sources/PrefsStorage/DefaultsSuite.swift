@@ -32,12 +32,14 @@ public enum SearchDomain: String, Sendable, CaseIterable {
 ///
 /// ```swift
 /// let suite = DefaultsSuite(persistentDomain: DefaultsLocations.current().applicationDomain())
-/// try suite.set(.string("dark"), forKey: "appearance")
+/// try suite.setValue(.string("dark"), forKey: "appearance")
 /// let appearance = try suite.value(forKey: "appearance")   // .string("dark")
 /// ```
 ///
-/// A suite may be used from any thread. It works on ``PropertyListValue`` values and validates no
-/// entry names: that is the job of ``RVS_PersistentPrefs``, whose
+/// A suite may be used from any thread. Its own API works on ``PropertyListValue`` values and throws;
+/// it also speaks the `UserDefaults` API (``object(forKey:)``, ``set(_:forKey:)``, …; see
+/// <doc:UserDefaultsAPI>), which takes and returns native values and reports failures in
+/// ``lastError``. It validates no entry names: that is the job of ``RVS_PersistentPrefs``, whose
 /// ``RVS_PersistentPrefs/userDefaults`` is the suite an instance uses.
 ///
 /// ## Topics
@@ -54,18 +56,31 @@ public enum SearchDomain: String, Sendable, CaseIterable {
 /// - ``parseArgumentValue(_:)``
 ///
 /// ### Registered Defaults
-/// - ``register(defaults:)``
+/// - ``register(propertyListDefaults:)``
 /// - ``registrationDomain``
 ///
 /// ### Reading
 /// - ``value(forKey:)``
 /// - ``lookup(_:)``
-/// - ``dictionaryRepresentation()``
+/// - ``propertyListRepresentation()``
 ///
 /// ### Writing
 /// - ``modifyValue(forKey:repairing:_:)``
-/// - ``set(_:forKey:repairing:)``
+/// - ``setValue(_:forKey:repairing:)``
 /// - ``removeValue(forKey:)``
+///
+/// ### The UserDefaults API
+/// - <doc:UserDefaultsAPI>
+/// - ``lastError``
+/// - ``register(defaults:)``
+/// - ``object(forKey:)``
+/// - ``set(_:forKey:)``
+/// - ``removeObject(forKey:)``
+/// - ``dictionaryRepresentation()``
+/// - ``persistentDomain(forName:)``
+/// - ``setPersistentDomain(_:forName:)``
+/// - ``removePersistentDomain(forName:)``
+/// - ``persistentDomainName``
 public final class DefaultsSuite: Sendable {
     /// The writable domain: every write and removal goes here and nowhere else.
     public let persistentDomain: any DomainStorage
@@ -74,6 +89,8 @@ public final class DefaultsSuite: Sendable {
     /// The argument domain, parsed once from the arguments given at creation.
     public let argumentDomain: [String: PropertyListValue]
     private let registered = Locked<[String: PropertyListValue]>([:])
+    /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
+    let userDefaultsState = Locked(UserDefaultsState())
 
     /// Makes a suite over `persistentDomain`, with a registration domain of its own.
     ///
@@ -162,7 +179,7 @@ public final class DefaultsSuite: Sendable {
     /// ``PropertyListValue/dictionary(_:)``. (An ``RVS_PersistentPrefs`` subscript write to a
     /// collection the persistent domain does not hold yet starts from the collection a read returns, so
     /// registered entries are then written along with the new one.)
-    public func register(defaults: [String: PropertyListValue]) {
+    public func register(propertyListDefaults defaults: [String: PropertyListValue]) {
         registered.withLock { $0.merge(defaults) { _, new in new } }
     }
 
@@ -228,7 +245,7 @@ public final class DefaultsSuite: Sendable {
     ///
     /// Values are whole: a dictionary under a key comes from one domain, never merged across domains.
     /// - Throws: The persistent or global domain's read errors.
-    public func dictionaryRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
+    public func propertyListRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
         let persistent = try persistentDomain.snapshot().contents  // first: an unavailable suite shows nothing
         var merged = registrationDomain
         if let globalDomain, globalDomain !== persistentDomain {
@@ -273,7 +290,7 @@ public final class DefaultsSuite: Sendable {
     ///   - key: The key in the persistent domain.
     ///   - policy: Whether an unreadable domain file fails the write or is moved aside.
     /// - Throws: The errors of ``modifyValue(forKey:repairing:_:)``.
-    public func set(_ value: PropertyListValue?, forKey key: String, repairing policy: RepairPolicy = .failIfUnreadable) throws(PrefsError) {
+    public func setValue(_ value: PropertyListValue?, forKey key: String, repairing policy: RepairPolicy = .failIfUnreadable) throws(PrefsError) {
         try modifyValue(forKey: key, repairing: policy) { (current: inout PropertyListValue?) throws(PrefsError) in current = value }
     }
 
@@ -282,6 +299,6 @@ public final class DefaultsSuite: Sendable {
     /// Removing a key that is not there writes nothing and succeeds.
     /// - Throws: The errors of ``modifyValue(forKey:repairing:_:)``; an unreadable domain file fails.
     public func removeValue(forKey key: String) throws(PrefsError) {
-        try set(nil, forKey: key)
+        try setValue(nil, forKey: key)
     }
 }

@@ -58,7 +58,7 @@ struct LocationTests {
         let suite = try locations.groupSuite("group.example.shared")
         #expect((suite.persistentDomain as? FileDomainStorage)?.path == directory.appending("group.example.shared.plist"))
         #expect(try locations.groupSuite("group.example.shared") === suite, "one suite per file in a process")
-        try suite.set(.integer(1), forKey: "k")
+        try suite.setValue(.integer(1), forKey: "k")
         #expect(directory.contents().contains("group.example.shared.plist"))
     }
 
@@ -67,7 +67,7 @@ struct LocationTests {
         let directory = TemporaryDirectory()
         let locations = DefaultsLocations(preferencesDirectory: directory.path, applicationDomainName: "app")
         let ordinary = try locations.applicationSuite()
-        try ordinary.set(.integer(1), forKey: "k")
+        try ordinary.setValue(.integer(1), forKey: "k")
         let durable = try locations.applicationSuite(durable: true)
         #expect(durable !== ordinary)
         #expect((durable.persistentDomain as? FileDomainStorage)?.durable == true)

@@ -11,7 +11,7 @@ struct SearchListTests {
 
     func suite(arguments: [String] = []) -> DefaultsSuite {
         let suite = DefaultsSuite(persistentDomain: persistent, globalDomain: global, arguments: ["program"] + arguments)
-        suite.register(defaults: ["shared": .string("registered"), "onlyRegistered": .bool(true)])
+        suite.register(propertyListDefaults: ["shared": .string("registered"), "onlyRegistered": .bool(true)])
         return suite
     }
 
@@ -34,8 +34,8 @@ struct SearchListTests {
     @Test("A value shadows lower domains whole: dictionaries are not merged across domains")
     func shadowingIsWholeValue() throws {
         let suite = suite()
-        suite.register(defaults: ["settings": .dictionary(["a": .integer(1), "b": .integer(2)])])
-        try suite.set(.dictionary(["a": .integer(10)]), forKey: "settings")
+        suite.register(propertyListDefaults: ["settings": .dictionary(["a": .integer(1), "b": .integer(2)])])
+        try suite.setValue(.dictionary(["a": .integer(10)]), forKey: "settings")
         #expect(try suite.value(forKey: "settings") == .dictionary(["a": .integer(10)]))
     }
 
@@ -56,8 +56,8 @@ struct SearchListTests {
     func writesTouchOnlyThePersistentDomain() throws {
         let suite = suite(arguments: ["-fromArguments", "x"])
         let globalBefore = try global.snapshot()
-        try suite.set(.string("mine"), forKey: "shared")
-        try suite.set(.string("mine"), forKey: "fromArguments")
+        try suite.setValue(.string("mine"), forKey: "shared")
+        try suite.setValue(.string("mine"), forKey: "fromArguments")
         #expect(try persistent.snapshot().contents == ["shared": .string("mine"), "fromArguments": .string("mine")])
         #expect(try global.snapshot() === globalBefore)
         #expect(suite.registrationDomain["shared"] == .string("registered"))
@@ -73,8 +73,8 @@ struct SearchListTests {
     @Test("dictionaryRepresentation shows each key with the value a read of it returns")
     func dictionaryRepresentationFollowsTheSearchList() throws {
         let suite = suite(arguments: ["-onlyGlobal", "from arguments"])
-        try suite.set(.integer(1), forKey: "mine")
-        let all = try suite.dictionaryRepresentation()
+        try suite.setValue(.integer(1), forKey: "mine")
+        let all = try suite.propertyListRepresentation()
         #expect(all["mine"] == .integer(1))
         #expect(all["shared"] == .string("global"))
         #expect(all["onlyGlobal"] == .string("from arguments"))
@@ -96,7 +96,7 @@ struct SearchListTests {
     func registrationIsNotPersisted() throws {
         let directory = TemporaryDirectory()
         let suite = DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "app"), arguments: [])
-        suite.register(defaults: ["registered": .integer(1)])
+        suite.register(propertyListDefaults: ["registered": .integer(1)])
         #expect(try suite.value(forKey: "registered") == .integer(1))
         #expect(directory.contents().isEmpty)
     }

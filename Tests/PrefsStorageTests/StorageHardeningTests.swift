@@ -131,6 +131,6 @@ struct StorageHardeningTests {
             value = .dictionary(["a": .integer(1)])
         }
         #expect(try suite.value(forKey: "OpenPrefs") == .dictionary(["a": .integer(1)]))
-        #expect(try suite.dictionaryRepresentation().count == 1)
+        #expect(try suite.propertyListRepresentation().count == 1)
     }
 }

@@ -22,6 +22,13 @@
 //       STORAGE_KEY-wWORKER = {round: n}. Prints "soak worker=… writes=… reads=… rounds=…" followed by memory
 //       figures in kB: VmHWM at start, VmRSS and VmHWM after warm-up (a fifth of the time, at least 2 s),
 //       and at the end.
+//   TestWorker userdefaults-set DIR DOMAIN KEY
+//       Through the suite's UserDefaults API, `set(_:forKey:)` of one value of each property-list type under
+//       KEY-string, KEY-integer, KEY-real, KEY-bool, KEY-date, KEY-data, KEY-array and KEY-dictionary, then of an
+//       NSNull under KEY-null, which must be refused. Prints "ok", or fails naming what went wrong.
+//   TestWorker userdefaults-get DIR DOMAIN KEY
+//       Reads KEY through the suite's UserDefaults API and prints one line: "string=… integer=… double=…
+//       bool=… object=present|nil", with "nil" for an absent string, and the lastError when there is one.
 import Foundation
 import RVS_PersistentPrefs
 
@@ -126,6 +133,30 @@ case "read-repeatedly":
     let before = memoryStatus("VmRSS")
     for _ in 0..<count { _ = try? domain.snapshot() }
     say("rss-growth-kb \(memoryStatus("VmRSS") - before)")
+
+case "userdefaults-set":
+    guard let defaults = OpenPreferences.suite else { fail("no suite") }
+    let values: [String: Any] = [
+        "string": "hello", "integer": 42, "real": 2.5, "bool": true, "date": Date(timeIntervalSince1970: 1_000_000_000.25),
+        "data": Data([1, 2, 3]), "array": ["a", 1], "dictionary": ["n": 1, "s": "x"],
+    ]
+    for (suffix, value) in values {
+        defaults.set(value, forKey: "\(storageKey)-\(suffix)")
+        if let error = defaults.lastError { fail("userdefaults-set \(suffix): \(error)") }
+    }
+    defaults.set(NSNull(), forKey: "\(storageKey)-null")
+    guard case .valuesNotPlistCompatible(["\(storageKey)-null"])? = defaults.lastError else {
+        fail("userdefaults-set: NSNull was not refused: \(String(describing: defaults.lastError))")
+    }
+    say("ok")
+
+case "userdefaults-get":
+    guard let defaults = OpenPreferences.suite else { fail("no suite") }
+    let string = defaults.string(forKey: storageKey) ?? "nil"
+    let object = defaults.object(forKey: storageKey) == nil ? "nil" : "present"
+    let line = "string=\(string) integer=\(defaults.integer(forKey: storageKey)) double=\(defaults.double(forKey: storageKey)) "
+        + "bool=\(defaults.bool(forKey: storageKey)) object=\(object)"
+    say(line + (defaults.lastError.map { " error=\($0)" } ?? ""))
 
 default:
     fail("unknown command \(command)")

@@ -34,7 +34,7 @@ struct GivenSuiteTests {
     @Test("Registered defaults of the given suite are the fallback of a read")
     func registeredDefaultsOfTheGivenSuite() {
         let suite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: [])
-        suite.register(defaults: ["test": .dictionary(["appearance": .string("light")])])
+        suite.register(defaults: ["test": ["appearance": "light"]])
         let prefs = GivenSuiteAppPreferences(key: "test", suite: suite)
         #expect(prefs.appearance == "light")
     }

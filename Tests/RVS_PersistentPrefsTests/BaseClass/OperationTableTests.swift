@@ -109,7 +109,7 @@ struct BaseClassOperationTableTests {
     @Test("Reading values goes through the search list: arguments, then the file, then global, then registration")
     func valuesGetUsesTheSearchList() throws {
         let fixture = try BaseClassFixture(arguments: ["-fromArguments", "{appearance = argued;}"])
-        fixture.suite.register(defaults: [
+        fixture.suite.register(propertyListDefaults: [
             "settings": .dictionary(["appearance": .string("registered")]),
             "fromArguments": .dictionary(["appearance": .string("registered")]),
         ])
@@ -296,7 +296,7 @@ struct BaseClassOperationTableTests {
           arguments: Removal.allCases)
     func removalExposesLowerDomains(removal: Removal) throws {
         let fixture = try BaseClassFixture()
-        fixture.suite.register(defaults: ["registeredKey": .dictionary(["appearance": .string("registered")])])
+        fixture.suite.register(propertyListDefaults: ["registeredKey": .dictionary(["appearance": .string("registered")])])
         try fixture.global.modify(repairing: .failIfUnreadable) { $0["globalKey"] = .dictionary(["appearance": .string("global")]) }
 
         for (key, lower) in [("registeredKey", "registered"), ("globalKey", "global")] {

@@ -50,7 +50,7 @@ struct BaseClassOverridesAndEdgeValuesTests {
         let directory = TemporaryDirectory()
         let domain = try FileDomainStorage(directory: directory.appending("prefs"), name: "app")
         let suite = DefaultsSuite(persistentDomain: domain, arguments: [])
-        suite.register(defaults: ["BaseClassTestPrefs": .dictionary(["legacy": .string("x")])])
+        suite.register(propertyListDefaults: ["BaseClassTestPrefs": .dictionary(["legacy": .string("x")])])
         let prefs = BaseClassTestPrefs(suite: suite)
         prefs["appearance"] = "dark"
         guard case .incorrectKeys(let names)? = prefs.lastError else { Issue.record("not rejected: \(String(describing: prefs.lastError))"); return }
