@@ -180,7 +180,7 @@ public final class FileDomainStorage: DomainStorage {
 
     /// The largest domain file read (64 MiB): far beyond any preferences, and small enough that a huge
     /// or sparse file put in its place cannot exhaust memory.
-    static let maximumFileSize = 64 << 20
+    package static let maximumFileSize = 64 << 20
 
     private static let parses = Locked(0)
 
@@ -260,7 +260,7 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
     /// - Returns: The descriptor; closing it releases the lock.
-    private func acquireLock() throws(PrefsError) -> Int32 {
+    func acquireLock() throws(PrefsError) -> Int32 {
         var createdDirectory = false
         while true {
             let fd: Int32

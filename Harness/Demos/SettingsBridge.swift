@@ -11,7 +11,8 @@ import Foundation
 import Glibc
 import RVS_PersistentPrefs
 
-enum SettingsBridge {
+enum SettingsBridge: Subcommand {
+    static let name = "settings-bridge"
     static let summary = "flat settings (a Settings.bundle-like schema) bridged both ways to a nested collection"
 
     static let usage = """
@@ -34,14 +35,13 @@ enum SettingsBridge {
         """
 
     /// The entry point of `harness settings-bridge`.
-    static func run(_ arguments: [String], _ context: HarnessContext) throws {
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
         // Only `-KEY VALUE` pairs, which the library has already read as the argument domain.
-        var index = 0
-        while index < arguments.count {
-            guard arguments[index].count > 1, arguments[index].hasPrefix("-"), index + 1 < arguments.count else {
-                throw HarnessError.usage("unexpected argument '\(arguments[index])'; this demo takes only -KEY VALUE pairs (see --help)")
+        var arguments = arguments
+        while let key = arguments.next() {
+            guard key.count > 1, key.hasPrefix("-"), arguments.next() != nil else {
+                throw HarnessError.usage("unexpected argument '\(key)'; this demo takes only -KEY VALUE pairs (see --help)")
             }
-            index += 2
         }
         let workspace = try Workspace.make(context)
         defer { workspace.finish() }
@@ -74,7 +74,7 @@ enum SettingsBridge {
 
         let settings = BridgedSettings(schema: schema)
         guard let suite = settings.userDefaults else { throw HarnessError.failure("the application domain is unavailable") }
-        try check(settings)
+        try settings.throwIfFailed()
         let bridge = Bridge(schema: schema, settings: settings, suite: suite)
 
         Console.say()
@@ -96,9 +96,9 @@ enum SettingsBridge {
         Console.say()
         explain("Step 3. The app changes its collection through the subscript, one entry at a time: settings[\"volume\"] = 0.8 and settings[\"textSize\"] = 18. The bridge copies the collection out to the flat keys (nested → flat), which also repairs the bad textSize:")
         settings["volume"] = 0.8
-        try check(settings)
+        try settings.throwIfFailed()
         settings["textSize"] = 18
-        try check(settings)
+        try settings.throwIfFailed()
         try bridge.copyCollectionToFlat()
 
         Console.say()
@@ -112,21 +112,10 @@ enum SettingsBridge {
         Console.say()
         explain("Step 5. The app clears its collection with settings.clear(). Only its dictionary is removed from the file; the flat keys stay. Reading the collection now falls back to the registered one, visibly:")
         settings.clear()
-        try check(settings)
+        try settings.throwIfFailed()
         try bridge.showCollection()
         explain("What the domain file holds now (the registration domain is never written):", indent: "  ")
         try inspector(["read", domain])
-    }
-
-    /// Stops the demo if the library reported an error for the last operation.
-    static func check(_ settings: RVS_PersistentPrefs) throws {
-        if let error = settings.lastError { throw HarnessError.failure(error.description) }
-    }
-
-    /// `argument` as a shell would need it typed.
-    static func shellQuoted(_ argument: String) -> String {
-        let safe = argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@+,".contains($0) }
-        return safe && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
@@ -152,7 +141,7 @@ struct Bridge {
     /// flat → nested: every setting's flat value that fits the schema goes into the collection.
     func copyFlatIntoCollection() throws {
         var collection = settings.values
-        try SettingsBridge.check(settings)
+        try settings.throwIfFailed()
         let width = schema.settings.map(\.key.count).max() ?? 0
         for setting in schema.settings {
             let label = "    " + setting.key.padding(toLength: width + 2, withPad: " ", startingAt: 0)
@@ -172,14 +161,14 @@ struct Bridge {
         }
         // A whole assignment, validated by the library before anything is written.
         settings.values = collection
-        try SettingsBridge.check(settings)
+        try settings.throwIfFailed()
     }
 
     /// nested → flat: every entry of the collection that a flat read would not already return is written
     /// to its flat key.
     func copyCollectionToFlat() throws {
         let collection = settings.values
-        try SettingsBridge.check(settings)
+        try settings.throwIfFailed()
         var copied = 0
         for setting in schema.settings {
             guard let native = collection[setting.key], let value = PropertyListValue(native) else { continue }
@@ -201,7 +190,7 @@ struct Bridge {
     func showCollection() throws {
         let found = try lookup(BridgedSettings.storageKey)
         let collection = settings.values
-        try SettingsBridge.check(settings)
+        try settings.throwIfFailed()
         let source = found.map { " (from " + Self.describe($0.domain) + ")" } ?? ""
         Console.say("    \(BridgedSettings.storageKey) = " + PropertyListPrinter.readable(PropertyListValue(collection) ?? .dictionary([:])) + source)
     }
@@ -230,116 +219,5 @@ struct Bridge {
         case .global: return "the global domain"
         case .registration: return "the registration domain, the schema's default"
         }
-    }
-}
-
-/// The settings of Harness/SettingsSchema.plist.
-struct SettingsSchema {
-    /// The control a setting is shown with, which fixes the type of its value.
-    enum Kind: String {
-        case textField = "PSTextFieldSpecifier"
-        case toggle = "PSToggleSwitchSpecifier"
-        case slider = "PSSliderSpecifier"
-        case multiValue = "PSMultiValueSpecifier"
-    }
-
-    struct Setting {
-        let key: String
-        let title: String
-        let kind: Kind
-        let defaultValue: PropertyListValue
-        /// The slider's range.
-        let range: ClosedRange<Double>
-        /// The multi-value setting's allowed values.
-        let choices: [PropertyListValue]
-
-        /// The value a settings tool wrote, as the schema takes it, or `nil` when it does not fit:
-        /// settings tools are other programs, so what they wrote is checked, never trusted.
-        func accepted(_ value: PropertyListValue) -> PropertyListValue? {
-            switch (kind, value) {
-            case (.textField, .string): return value
-            case (.toggle, .bool): return value
-            case (.slider, .real(let real)) where range.contains(real): return value
-            case (.slider, .integer(let integer)) where range.contains(Double(integer)): return .real(Double(integer))
-            case (.multiValue, _) where choices.contains(value): return value
-            default: return nil
-            }
-        }
-
-        /// What values the setting takes, in words.
-        var kindDescription: String {
-            switch kind {
-            case .textField: return "text"
-            case .toggle: return "a Boolean"
-            case .slider: return "a number from \(range.lowerBound) to \(range.upperBound)"
-            case .multiValue: return "one of " + choices.map(PropertyListPrinter.readable).joined(separator: ", ")
-            }
-        }
-    }
-
-    let settings: [Setting]
-
-    /// Every setting's default, by key: what goes into the registration domain.
-    var defaults: [String: PropertyListValue] {
-        Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0.defaultValue) })
-    }
-
-    /// The name of the resource bundle SwiftPM copies next to the harness executable.
-    static let resourceBundleName = "RVS_PersistentPrefs_harness.resources"
-    static let fileName = "SettingsSchema.plist"
-
-    /// Loads the schema that SwiftPM copies into the harness's resource bundle
-    /// (`resources: [.copy("SettingsSchema.plist")]` in Package.swift).
-    ///
-    /// The bundle is looked for beside the running executable, found through /proc/self/exe, so that it
-    /// works from `swift run`, from the build directory and through a symbolic link. `Bundle.module` is
-    /// not used: when it cannot find its bundle it stops the process, and a missing file deserves one
-    /// clear line instead.
-    static func load() throws(HarnessError) -> SettingsSchema {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let path = (executable as NSString).deletingLastPathComponent + "/" + resourceBundleName + "/" + fileName
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw .failure("cannot find the settings schema \(path); it is built with the harness: copy the \(resourceBundleName) folder along with the executable")
-        }
-        let data = try readWholeFile(path)
-        let root: PropertyListValue
-        do {
-            root = try PropertyListValue(propertyListData: data)
-        } catch {
-            throw .failure("the settings schema \(path) is not a property list: \(error)")
-        }
-        return try SettingsSchema(root, source: path)
-    }
-
-    init(_ root: PropertyListValue, source: String) throws(HarnessError) {
-        guard case .array(let specifiers)? = root.dictionaryValue?["PreferenceSpecifiers"] else {
-            throw .failure("the settings schema \(source) has no PreferenceSpecifiers array")
-        }
-        var settings: [Setting] = []
-        for (index, specifier) in specifiers.enumerated() {
-            let fields = specifier.dictionaryValue ?? [:]
-            guard case .string(let key)? = fields["Key"], case .string(let title)? = fields["Title"],
-                  case .string(let type)? = fields["Type"], let kind = Kind(rawValue: type),
-                  let defaultValue = fields["DefaultValue"] else {
-                throw .failure("setting \(index + 1) of the settings schema \(source) needs a Key, a Title, a known Type and a DefaultValue")
-            }
-            let number = { (value: PropertyListValue?) -> Double? in
-                switch value {
-                case .real(let real)?: return real
-                case .integer(let integer)?: return Double(integer)
-                default: return nil
-                }
-            }
-            let minimum = number(fields["MinimumValue"]) ?? 0, maximum = number(fields["MaximumValue"]) ?? 1
-            guard minimum <= maximum else { throw .failure("setting \(key) of the settings schema has MinimumValue above MaximumValue") }
-            var choices: [PropertyListValue] = []
-            if case .array(let values)? = fields["Values"] { choices = values }
-            let setting = Setting(key: key, title: title, kind: kind, defaultValue: defaultValue, range: minimum...maximum, choices: choices)
-            guard setting.accepted(defaultValue) == defaultValue else {
-                throw .failure("setting \(key) of the settings schema has a DefaultValue that is not \(setting.kindDescription)")
-            }
-            settings.append(setting)
-        }
-        self.settings = settings
     }
 }

@@ -9,7 +9,8 @@ import Foundation
 import Glibc
 import RVS_PersistentPrefs
 
-enum Bindings {
+enum Bindings: Subcommand {
+    static let name = "bindings"
     static let summary = "an interactive prompt on a typed subclass; an observer prints old → new for each write"
 
     static let usage = """
@@ -41,10 +42,8 @@ enum Bindings {
         """
 
     /// The entry point of `harness bindings`.
-    static func run(_ arguments: [String], _ context: HarnessContext) throws {
-        guard arguments.isEmpty else {
-            throw HarnessError.usage("unexpected argument '\(arguments[0])'; the commands are read from standard input (see --help)")
-        }
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        try arguments.finish { "unexpected argument '\($0)'; the commands are read from standard input (see --help)" }
         let workspace = try Workspace.make(context)
         defer { workspace.finish() }
         workspace.pointLibraryHere()
@@ -125,7 +124,7 @@ final class BindingsSession {
 
     init() throws {
         preferences = BindingsPreferences(key: BindingsPreferences.storageKey)
-        if let error = preferences.lastError { throw HarnessError.failure(error.description) }
+        try preferences.throwIfFailed()
         // Runs after every successful write through `preferences`, and never after a rejected one.
         observation = preferences.observe(\.values, options: [.old, .new]) { _, change in
             Self.printChanges(from: change.oldValue ?? [:], to: change.newValue ?? [:])
