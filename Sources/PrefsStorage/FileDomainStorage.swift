@@ -264,7 +264,7 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
     /// - Returns: The descriptor; closing it releases the lock.
-    private func acquireLock() throws(PrefsError) -> Int32 {
+    func acquireLock() throws(PrefsError) -> Int32 {
         var createdDirectory = false
         while true {
             let fd: Int32

@@ -9,7 +9,7 @@ import TestSupport
 struct HarnessCommandLineTests {
     let sandbox = HarnessSandbox()
 
-    static let subcommands = ["tour", "settings-bridge", "bindings", "share", "defaults"]
+    static let subcommands = ["tour", "settings-bridge", "bindings", "share", "defaults", "bench"]
 
     @Test("Every subcommand answers --help with its usage on standard output, exit status 0, writing nothing", arguments: subcommands)
     func everySubcommandHasHelp(_ subcommand: String) throws {

@@ -11,7 +11,8 @@ import Foundation
 import Glibc
 import RVS_PersistentPrefs
 
-enum Share {
+enum Share: Subcommand {
+    static let name = "share"
     static let summary = "a phone and a watch: two processes exchanging values through one group suite"
 
     static let usage = """
@@ -46,34 +47,15 @@ enum Share {
     }
 
     /// The entry point of `harness share`.
-    static func run(_ arguments: [String], _ context: HarnessContext) throws {
-        var role: Role?
-        var timeout = defaultTimeout
-        var paired = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            switch argument {
-            case "--role":
-                guard index < arguments.count, let chosen = Role(rawValue: arguments[index]) else {
-                    throw HarnessError.usage("--role needs phone or watch")
-                }
-                role = chosen
-                index += 1
-            case "--timeout":
-                guard index < arguments.count, let seconds = Double(arguments[index]), seconds >= 0, seconds.isFinite else {
-                    throw HarnessError.usage("--timeout needs a number of seconds")
-                }
-                timeout = seconds
-                index += 1
-            case "--paired":
-                // The watch started by the phone: it takes its turn when told so on standard input.
-                paired = true
-            default:
-                throw HarnessError.usage("unexpected argument '\(argument)' (see --help)")
-            }
-        }
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        var arguments = arguments
+        let role = try arguments.option("--role", needs: "phone or watch", Role.init(rawValue:))
+        let timeout = try arguments.option("--timeout", needs: "a number of seconds") { text in
+            Double(text).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
+        } ?? defaultTimeout
+        // The watch started by the phone: it takes its turn when told so on standard input.
+        let paired = arguments.flag("--paired")
+        try arguments.finish { "unexpected argument '\($0)' (see --help)" }
         switch role {
         case nil:
             guard !paired else { throw HarnessError.usage("--paired is for the watch the phone starts") }
@@ -121,12 +103,8 @@ enum Share {
         workspace.pointLibraryHere()
         RVS_PersistentPrefs.groupID = groupID
         let conversation = Conversation(key: Conversation.storageKey)
-        try check(conversation)
+        try conversation.throwIfFailed()
         return conversation
-    }
-
-    private static func check(_ preferences: RVS_PersistentPrefs) throws {
-        if let error = preferences.lastError { throw HarnessError.failure(error.description) }
     }
 
     private static func show(_ value: Any?) -> String {
@@ -165,28 +143,28 @@ enum Share {
         let turn = Int(getpid())
         Console.say("phone: writes phoneSays and phoneTurn = \(turn), one entry at a time")
         conversation["phoneSays"] = "Hello from the phone"
-        try check(conversation)
+        try conversation.throwIfFailed()
         // The turn goes last: it tells the watch that the message is complete.
         conversation["phoneTurn"] = turn
-        try check(conversation)
+        try conversation.throwIfFailed()
 
         switch peer {
         case .childProcess:
             try watch!.takeTurn()
         case .otherTerminal(let timeout):
             Console.say("phone: waiting up to \(seconds(timeout)) seconds for the watch. In another terminal, run:")
-            Console.say("    harness share --role watch --directory \(SettingsBridge.shellQuoted(workspace.path))")
+            Console.say("    harness share --role watch --directory \(shellQuoted(workspace.path))")
             do {
                 try poll(timeout: timeout) { conversation.watchAnswered == turn }
             } catch {
                 // Take the unanswered message back, so that a watch started later does not answer it.
                 conversation["phoneTurn"] = nil
-                throw HarnessError.failure("no answer from the watch within \(seconds(timeout)) seconds; start `harness share --role watch --directory \(SettingsBridge.shellQuoted(workspace.path))` while the phone waits")
+                throw HarnessError.failure("no answer from the watch within \(seconds(timeout)) seconds; start `harness share --role watch --directory \(shellQuoted(workspace.path))` while the phone waits")
             }
         }
 
         let reply = conversation["watchSays"]
-        try check(conversation)
+        try conversation.throwIfFailed()
         Console.say("phone: sees watchSays = \(show(reply)), written by the other process; its observer said nothing")
         Console.say("phone: the group suite \(workspace.groupContainer)/\(groupID).plist now holds:")
         try DefaultsInspector.execute(["read", groupID], directory: workspace.groupContainer)
@@ -212,22 +190,22 @@ enum Share {
             }
         case .otherTerminal(let timeout):
             Console.say("watch: waiting up to \(seconds(timeout)) seconds for the phone. In another terminal, run:")
-            Console.say("    harness share --role phone --directory \(SettingsBridge.shellQuoted(workspace.path))")
+            Console.say("    harness share --role phone --directory \(shellQuoted(workspace.path))")
             do {
                 try poll(timeout: timeout) { conversation.phoneIsWaiting }
             } catch {
-                throw HarnessError.failure("no message from the phone within \(seconds(timeout)) seconds; start `harness share --role phone --directory \(SettingsBridge.shellQuoted(workspace.path))` while the watch waits")
+                throw HarnessError.failure("no message from the phone within \(seconds(timeout)) seconds; start `harness share --role phone --directory \(shellQuoted(workspace.path))` while the watch waits")
             }
         }
         guard let turn = conversation.phoneTurn, let message = conversation["phoneSays"] else {
-            try check(conversation)
+            try conversation.throwIfFailed()
             throw HarnessError.failure("the phone's message is not in the group suite")
         }
         Console.say("watch: sees phoneSays = \(show(message)) (turn \(turn))")
         conversation["watchSays"] = "Hello back from the watch"
-        try check(conversation)
+        try conversation.throwIfFailed()
         conversation["watchAnswered"] = turn
-        try check(conversation)
+        try conversation.throwIfFailed()
         Console.say("watch: wrote watchSays = \"Hello back from the watch\" and watchAnswered = \(turn)")
     }
 
@@ -252,7 +230,7 @@ enum Share {
         if let directory = context.directory { return Workspace.existing(directory) }
         let path = twoTerminalDirectory
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw HarnessError.failure("cannot make \(path): \(systemMessage(errno))")
+            throw HarnessError.failure("cannot make \(path): \(SystemError.current)")
         }
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
@@ -260,69 +238,5 @@ enum Share {
         }
         Console.say("(both sides meet in \(path); pass --directory PATH to choose another place)")
         return Workspace.existing(path)
-    }
-}
-
-/// The watch as a child process of the phone, spoken to over its standard input and output.
-final class WatchProcess {
-    /// What the watch prints when it has opened the suite and waits for its turn.
-    static let readyLine = "watch is ready"
-    /// What the phone sends when the watch may read the phone's message and answer.
-    static let yourTurnLine = "your turn"
-
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let reader: LineReader
-
-    /// Starts this same executable as `harness share --role watch --paired --directory DIRECTORY`.
-    init(directory: String) throws {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["share", "--role", "watch", "--paired", "--directory", directory]
-        process.standardInput = input
-        process.standardOutput = output
-        // Its standard error is ours: its errors reach the user directly.
-        do {
-            try process.run()
-        } catch {
-            throw HarnessError.failure("cannot start the watch (\(executable)): \(error.localizedDescription)")
-        }
-        reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
-    }
-
-    deinit {
-        // If the phone failed midway, the watch must not be left waiting for its turn.
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.waitUntilExit() }
-    }
-
-    /// Shows the watch's lines until it prints `marker`.
-    func relayLines(until marker: String) throws {
-        while let line = reader.nextLine() {
-            if line == marker { return }
-            Console.say(line)
-        }
-        throw HarnessError.failure("the watch ended before it was ready (exit status \(finish()))")
-    }
-
-    /// Tells the watch to take its turn, shows what it prints, and waits for it to finish.
-    func takeTurn() throws {
-        do {
-            try input.fileHandleForWriting.write(contentsOf: Data((Self.yourTurnLine + "\n").utf8))
-            try input.fileHandleForWriting.close()
-        } catch {
-            throw HarnessError.failure("the watch went away before its turn (exit status \(finish()))")
-        }
-        while let line = reader.nextLine() { Console.say(line) }
-        let status = finish()
-        guard status == 0 else { throw HarnessError.failure("the watch failed (exit status \(status))") }
-    }
-
-    /// Waits for the watch to end and returns its exit status.
-    private func finish() -> Int32 {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

@@ -7,7 +7,8 @@
 
 import Foundation
 
-enum Tour {
+enum Tour: Subcommand {
+    static let name = "tour"
     static let summary = "every demo below, one after another, explained (what `harness` alone runs)"
 
     static let usage = """
@@ -20,10 +21,8 @@ enum Tour {
         """
 
     /// The entry point of `harness tour` (and of `harness` alone).
-    static func run(_ arguments: [String], _ context: HarnessContext) throws {
-        guard arguments.isEmpty else {
-            throw HarnessError.usage("unexpected argument '\(arguments[0])'; run 'harness --help' for the subcommands")
-        }
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        try arguments.finish { "unexpected argument '\($0)'; run 'harness --help' for the subcommands" }
         let workspace = try Workspace.make(context)
         defer { workspace.finish() }
         workspace.pointLibraryHere()
@@ -51,7 +50,7 @@ enum Tour {
         if workspace.isTemporary {
             explain("The tour's temporary directory has been removed. To keep the files, run `harness --directory PATH`, then look at them with `harness defaults --directory PATH read`.")
         } else {
-            explain("The files are still in \(workspace.path): look at them with `harness defaults --directory \(SettingsBridge.shellQuoted(workspace.path)) read`.")
+            explain("The files are still in \(workspace.path): look at them with `harness defaults --directory \(shellQuoted(workspace.path)) read`.")
         }
         explain("Each demo also runs on its own: `harness settings-bridge`, `harness bindings` (a prompt you can type at), `harness share` (or `--role phone` and `--role watch` in two terminals) and `harness defaults`. `harness --help` lists them.")
     }
@@ -84,7 +83,7 @@ enum Tour {
                 Console.say()
                 explain(note)
             }
-            Console.say("$ harness defaults " + arguments.map(SettingsBridge.shellQuoted).joined(separator: " "))
+            Console.say("$ harness defaults " + arguments.map(shellQuoted).joined(separator: " "))
             do {
                 try DefaultsInspector.execute(arguments, directory: workspace.path)
             } catch {

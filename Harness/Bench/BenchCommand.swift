@@ -1,0 +1,236 @@
+import Foundation
+import Glibc
+import RVS_PersistentPrefs
+
+/// `harness bench`: the library measured side by side with the toolchain's `UserDefaults` (the peer)
+/// and with the bare system calls it cannot do without (the floor), in one run.
+///
+/// Each case interleaves ours, peer and floor sample by sample, so a noisy machine slows all three
+/// alike, and reports medians over many samples taken after a warm-up.
+enum BenchCommand: Subcommand {
+    static let name = "bench"
+    static let summary = "measure reads and writes against UserDefaults and the system-call floor"
+
+    static let usage = """
+        usage: harness bench [--quick] [--json PATH] [--directory PATH]
+
+        Measures the library against Foundation's UserDefaults (peer) and the bare system calls
+        (floor), interleaved sample by sample, and prints a table and one line per case:
+          BENCH case=<name> ours_us=<median> peer_us=<median> floor_us=<median>
+        Build with -c release for meaningful figures: swift run -c release harness bench
+
+          --quick           fewer samples: the whole run takes well under 30 seconds
+          --json PATH       also write every sample, in microseconds, as JSON to PATH
+          --samples N       exactly N samples per case (for a smoke test; the figures mean little)
+          --directory PATH  work in PATH instead of a private temporary directory
+        """
+
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        var arguments = arguments
+        let quick = arguments.flag("--quick")
+        let jsonPath = try arguments.option("--json", needs: "a PATH (see harness bench --help)")
+        let sampleCount = try arguments.option("--samples", needs: "a positive whole number (see harness bench --help)") { text in
+            Int(text).flatMap { $0 > 0 ? $0 : nil }
+        }
+        try arguments.finish { "unknown option \($0) (see harness bench --help)" }
+        let workspace = try BenchWorkspace(directory: context.directory)
+        defer { workspace.removeIfPrivate() }
+        // Foundation reads XDG_CONFIG_HOME once, early, so the peer's files can be moved into the
+        // workspace only by starting the measuring process with it set: run this command again as a
+        // child process in that environment.
+        guard ProcessInfo.processInfo.environment[BenchWorkspace.childVariable] == workspace.root else {
+            let options = (quick ? ["--quick"] : []) + (jsonPath.map { ["--json", $0] } ?? [])
+                + (sampleCount.map { ["--samples", String($0)] } ?? [])
+            let status = try workspace.runAsChild(options)
+            // The child shares this process's standard error: it has told its own failure.
+            if status != 0 { throw HarnessError.alreadyReported(status: status) }
+            return
+        }
+
+        let samples = sampleCount ?? (quick ? 41 : 301)
+        var results: [BenchResult] = []
+        func record(_ result: BenchResult) {
+            results.append(result)
+            Console.say(result.line)
+        }
+        #if DEBUG
+        Console.say("note: this is a debug build; use `swift run -c release harness bench` for real figures")
+        #endif
+        Console.say("Working in \(workspace.root)\n")
+        record(readCase(workspace, samples: samples))
+        record(readAfterExternalWriteCase(workspace, samples: samples))
+        record(writeEntryCase(workspace, samples: samples))
+        record(writeCollectionCase(workspace, samples: samples))
+        for size in [10, 100, 1_000, 10_000] {
+            let scaled = sampleCount ?? max(11, samples / max(1, size / 100))
+            record(scaleReadCase(workspace, entries: size, samples: scaled))
+            record(scaleWriteCase(workspace, entries: size, samples: scaled))
+        }
+        for collections in [1, 10, 100] {
+            record(domainCase(workspace, collections: collections, samples: samples))
+        }
+        Console.say()
+        Console.say(BenchResult.table(results))
+        if let jsonPath {
+            do {
+                try BenchResult.json(results).write(to: URL(fileURLWithPath: jsonPath))
+            } catch {
+                throw HarnessError.failure("cannot write \(jsonPath): \(error)")
+            }
+        }
+    }
+
+    // MARK: Cases
+
+    /// `values` of a 10-entry collection whose file is unchanged; peer `dictionary(forKey:)`; floor `stat()`.
+    static func readCase(_ workspace: BenchWorkspace, samples: Int) -> BenchResult {
+        let prefs = workspace.preferences(key: "read")
+        prefs.values = BenchWorkspace.collection(entries: 10, round: 0)
+        let peer = workspace.peer(name: "read")
+        peer.set(BenchWorkspace.collection(entries: 10, round: 0), forKey: "read")
+        peer.synchronize()
+        workspace.waitUntilFilesAreSettled()
+        let path = workspace.domainPath
+        return BenchResult.measure("read", samples: samples, batch: 100,
+            ours: { _ = prefs.values },
+            peer: { _ = peer.dictionary(forKey: "read") },
+            floor: {
+                var info = stat()
+                _ = stat(path, &info)
+            })
+    }
+
+    /// A read right after another writer replaced the file. The replacement (a raw temporary file and
+    /// rename of bytes the library wrote, as another process does) is outside the timed part.
+    static func readAfterExternalWriteCase(_ workspace: BenchWorkspace, samples: Int) -> BenchResult {
+        let peer = workspace.peer(name: "external")
+        let peerVersions = (0..<2).map { round -> [UInt8] in
+            peer.set(BenchWorkspace.collection(entries: 10, round: round), forKey: "external")
+            peer.synchronize()
+            return (FileManager.default.contents(atPath: workspace.peerPath("external")).map { [UInt8]($0) }) ?? []
+        }
+        var peerRound = 0
+        return changedFileReadCase("read-after-external-write", workspace, key: "external", entries: 10, samples: samples,
+            peer: (
+                prepare: {
+                    peerRound += 1
+                    BenchFloor.replace(workspace.peerPath("external"), with: peerVersions[peerRound % 2], lock: nil)
+                },
+                read: {
+                    peer.synchronize()
+                    _ = peer.dictionary(forKey: "external")
+                }
+            ))
+    }
+
+    /// Reads of a collection whose file another writer replaces before each timed read, alternating
+    /// between two versions that the library wrote; the floor reads the same file.
+    private static func changedFileReadCase(
+        _ name: String, _ workspace: BenchWorkspace, key: String, entries: Int, samples: Int,
+        peer: (prepare: () -> Void, read: () -> Void)? = nil, bytes reportBytes: Bool = false
+    ) -> BenchResult {
+        let prefs = workspace.preferences(key: key, allowing: entries)
+        let versions = (0..<2).map { round -> [UInt8] in
+            prefs.values = BenchWorkspace.collection(entries: entries, round: round)
+            return workspace.domainBytes()
+        }
+        var round = 0
+        let path = workspace.domainPath
+        let replace = { BenchFloor.replace(path, with: versions[round % 2], lock: nil) }
+        return BenchResult.measure(name, samples: samples, batch: 1,
+            prepareOurs: {
+                round += 1
+                replace()
+            },
+            ours: { _ = prefs.values },
+            preparePeer: peer?.prepare, peer: peer?.read,
+            prepareFloor: replace,
+            floor: { _ = BenchFloor.readFile(path) },
+            bytes: reportBytes ? versions[0].count : nil)
+    }
+
+    /// One subscript write; peer `set` + `synchronize()`; floor `flock` + temporary file + rename of the same bytes.
+    static func writeEntryCase(_ workspace: BenchWorkspace, samples: Int) -> BenchResult {
+        let prefs = workspace.preferences(key: "entry")
+        var collection = BenchWorkspace.collection(entries: 10, round: 0)
+        prefs.values = collection
+        let peer = workspace.peer(name: "entry")
+        let bytes = workspace.domainBytes()
+        var round = 0
+        return BenchResult.measure("write-entry", samples: samples, batch: 1,
+            ours: {
+                round += 1
+                prefs["entry\(round % 10)"] = round
+            },
+            peer: {
+                collection["entry\(round % 10)"] = round
+                peer.set(collection, forKey: "entry")
+                peer.synchronize()
+            },
+            floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) })
+    }
+
+    /// `values = …` of 10 entries; same peer and floor as write-entry.
+    static func writeCollectionCase(_ workspace: BenchWorkspace, samples: Int) -> BenchResult {
+        let prefs = workspace.preferences(key: "collection")
+        prefs.values = BenchWorkspace.collection(entries: 10, round: 0)
+        let peer = workspace.peer(name: "collection")
+        let bytes = workspace.domainBytes()
+        // Built before timing: what is measured is the write, not the caller making its dictionary.
+        let versions = (1...2).map { BenchWorkspace.collection(entries: 10, round: $0) }
+        var round = 0
+        return BenchResult.measure("write-collection", samples: samples, batch: 1,
+            ours: {
+                round += 1
+                prefs.values = versions[round % 2]
+            },
+            peer: {
+                peer.set(versions[round % 2], forKey: "collection")
+                peer.synchronize()
+            },
+            floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) })
+    }
+
+    /// A read of an N-entry collection right after it changed (so it is parsed and converted);
+    /// the floor reads the same file.
+    static func scaleReadCase(_ workspace: BenchWorkspace, entries: Int, samples: Int) -> BenchResult {
+        changedFileReadCase("scale-\(entries)-read", workspace, key: "scale", entries: entries, samples: samples, bytes: true)
+    }
+
+    /// A whole-collection write of N entries; the floor writes the same bytes.
+    static func scaleWriteCase(_ workspace: BenchWorkspace, entries: Int, samples: Int) -> BenchResult {
+        let prefs = workspace.preferences(key: "scale", allowing: entries)
+        prefs.values = BenchWorkspace.collection(entries: entries, round: 0)
+        let bytes = workspace.domainBytes()
+        let versions = (1...2).map { BenchWorkspace.collection(entries: entries, round: $0) }
+        var round = 0
+        return BenchResult.measure("scale-\(entries)-write", samples: samples, batch: 1,
+            ours: {
+                round += 1
+                prefs.values = versions[round % 2]
+            },
+            peer: nil,
+            floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) },
+            bytes: bytes.count)
+    }
+
+    /// A subscript write when the domain file holds M collections of 10 entries.
+    static func domainCase(_ workspace: BenchWorkspace, collections: Int, samples: Int) -> BenchResult {
+        workspace.resetDomain()
+        for index in 1..<max(collections, 1) {
+            workspace.preferences(key: "other\(index)").values = BenchWorkspace.collection(entries: 10, round: index)
+        }
+        let prefs = workspace.preferences(key: "domain")
+        prefs.values = BenchWorkspace.collection(entries: 10, round: 0)
+        let bytes = workspace.domainBytes()
+        var round = 0
+        return BenchResult.measure("domain-\(collections)", samples: samples, batch: 1,
+            ours: {
+                round += 1
+                prefs["entry\(round % 10)"] = round
+            },
+            peer: nil,
+            floor: { BenchFloor.replace(workspace.floorPath, with: bytes, lock: workspace.floorLockPath) },
+            bytes: bytes.count)
+    }
+}

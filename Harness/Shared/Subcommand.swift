@@ -1,0 +1,24 @@
+// The contract every subcommand of the harness follows.
+
+/// One subcommand: its name, what `harness --help` says of it, its own `--help` text, and what runs it.
+///
+/// `run` gets the arguments after the subcommand's name, with the options every subcommand shares
+/// (`--directory`, `--help`) already taken out, and either returns, for exit status 0, or throws: a
+/// ``HarnessError`` carries its own message and exit status; any other error is printed with its
+/// description, exit status 1.
+protocol Subcommand {
+    /// The word that selects it: `harness NAME`.
+    static var name: String { get }
+    /// One line for the list of `harness --help`.
+    static var summary: String { get }
+    /// What `harness NAME --help` prints, starting with `usage: harness `.
+    static var usage: String { get }
+    /// Runs it with `arguments`, the preferences directory in `context`.
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws
+}
+
+/// What every subcommand is told besides its own arguments.
+struct HarnessContext {
+    /// The directory given with `--directory`, made absolute; `nil` when none was given.
+    let directory: String?
+}
