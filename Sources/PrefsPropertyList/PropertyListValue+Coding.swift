@@ -27,7 +27,7 @@ extension PropertyListValue {
     /// Parses property-list text as a person types it: OpenStep (`{appearance = dark;}`,
     /// `(a, b)`, `"a string"`) or XML.
     ///
-    /// Unlike ``DefaultsSuite/parseArgumentValue(_:)``, which falls back to taking unparsable text as a
+    /// Unlike the argument domain (`-key value` on the command line), which takes unparsable text as a
     /// string, this fails, so that a tool can refuse a malformed value instead of storing it verbatim.
     /// OpenStep has no numbers, Booleans or dates: every scalar in it is a string.
     ///

@@ -52,8 +52,6 @@ public enum SearchDomain: String, Sendable, CaseIterable {
 /// - ``persistentDomain``
 /// - ``globalDomain``
 /// - ``argumentDomain``
-/// - ``parseArgumentDomain(_:)``
-/// - ``parseArgumentValue(_:)``
 ///
 /// ### Registered Defaults
 /// - ``register(propertyListDefaults:)``
@@ -100,7 +98,8 @@ public final class DefaultsSuite: Sendable {
     ///   - persistentDomain: The writable domain.
     ///   - globalDomain: The read-only global domain, or `nil` for none.
     ///   - arguments: The arguments to parse into the argument domain, by default the process's (the
-    ///     first, the program's name, is skipped); see ``parseArgumentDomain(_:)``.
+    ///     first, the program's name, is skipped): every `-<key> <value>` pair, the value parsed as
+    ///     property-list text (XML, or OpenStep such as `'{appearance = dark;}'`), else taken as a string.
     public init(
         persistentDomain: any DomainStorage,
         globalDomain: (any DomainStorage)? = nil,
@@ -147,7 +146,7 @@ public final class DefaultsSuite: Sendable {
     /// argument that does not begin with `-` where a key is expected.
     /// - Parameter arguments: Command-line arguments, the program's name first.
     /// - Returns: Key → value, a later pair winning over an earlier one with the same key.
-    public static func parseArgumentDomain(_ arguments: [String]) -> [String: PropertyListValue] {
+    package static func parseArgumentDomain(_ arguments: [String]) -> [String: PropertyListValue] {
         var domain: [String: PropertyListValue] = [:]
         var index = 1
         while index + 1 < arguments.count {
@@ -166,7 +165,7 @@ public final class DefaultsSuite: Sendable {
     ///
     /// OpenStep text has no numbers, Booleans or dates, so `3` and `{count = 3;}` give strings; use XML
     /// for typed values. Never fails: text that is not a property list becomes ``PropertyListValue/string(_:)``.
-    public static func parseArgumentValue(_ text: String) -> PropertyListValue {
+    package static func parseArgumentValue(_ text: String) -> PropertyListValue {
         (try? PropertyListText.decode(Data(text.utf8))) ?? .string(text)
     }
 
