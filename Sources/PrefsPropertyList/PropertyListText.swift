@@ -12,6 +12,13 @@ package enum PropertyListText {
 
     /// Parses an XML or OpenStep property list (or a binary one, which goes to the binary reader).
     ///
+    /// XML is read as other XML readers read it, where Foundation's parser alone would not (see
+    /// ``XMLInputRepair``): comments inside a key or string are ignored, and a leading U+FEFF in a
+    /// string or key is kept, and of two keys that Swift's `String ==` treats as equal (a precomposed
+    /// `"é"` and `"e\u{301}"`) the same one survives as in a binary file (``EquivalentKeys``). Nesting
+    /// is accepted to ``PropertyListValue/maximumDepth`` below the root, as in a binary file, so that
+    /// every domain exported as XML imports again.
+    ///
     /// OpenStep has no numbers, Booleans or dates: every scalar in it comes back as a string.
     package static func decode(_ data: Data) throws(PropertyListCodingError) -> PropertyListValue {
         try parse(data, allowOpenStep: true)
@@ -37,14 +44,27 @@ package enum PropertyListText {
 
     private static let binaryMagic: [UInt8] = Array("bplist00".utf8)
 
+    /// Whether the text starts, after an optional byte-order mark and white space, with markup: then
+    /// it is XML (or OpenStep data `<0fbd>`, which the repair leaves unchanged), never an OpenStep
+    /// dictionary, array or string, whose quoted text the XML repair must not touch.
+    private static func looksLikeXML(_ data: Data) -> Bool {
+        var index = data.startIndex
+        if data.starts(with: [0xEF, 0xBB, 0xBF] as [UInt8]) { index += 3 }
+        while index < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[index]) { index += 1 }
+        return index < data.endIndex && data[index] == UInt8(ascii: "<")
+    }
+
     private static func parse(_ data: Data, allowOpenStep: Bool) throws(PropertyListCodingError) -> PropertyListValue {
         if data.starts(with: binaryMagic) {
             return try BinaryPropertyList.decode(data)
         }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let object: Any
+        let isXML: Bool
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+            isXML = looksLikeXML(data)
+            let input = isXML ? data.withUnsafeBytes(XMLInputRepair.repaired) : data
+            object = try PropertyListSerialization.propertyList(from: input, options: [], format: &format)
         } catch {
             // Foundation's message quotes the offending text, which may be a stored value.
             throw PropertyListCodingError(reason: "not a property list")
@@ -52,7 +72,8 @@ package enum PropertyListText {
         guard allowOpenStep || format == .xml else {
             throw PropertyListCodingError(reason: "not a binary or XML property list")
         }
-        guard let value = PropertyListValue(object) else {
+        let converted = isXML ? XMLInputRepair.value(parsedFromRepaired: object) : PropertyListValue(parsedRoot: object)
+        guard let value = converted else {
             throw PropertyListCodingError(reason: "property list holds a value that is not supported")
         }
         return value
@@ -98,6 +119,10 @@ package enum PropertyListText {
                 append("<integer>\(int)</integer>\n")
             case .real(let double):
                 append("<real>\(Self.text(double))</real>\n")
+            case .float(let float):
+                // XML has no 4-byte real. The digits of the exact Double value (as CoreFoundation writes
+                // them) read back as a number that still casts `as? Float` to the value written.
+                append("<real>\(Self.text(Double(float)))</real>\n")
             case .date(let date):
                 append("<date>\(Self.text(date))</date>\n")
             case .data(let data):
@@ -129,15 +154,26 @@ package enum PropertyListText {
 
         /// `&`, `<` and `>` must be escaped; a carriage return is too, because XML parsers turn a
         /// literal one into a line feed; other control characters have no literal form in XML.
+        /// U+FEFF (bytes EF BB BF) is written as `&#xFEFF;`: invisible in an editor otherwise, and
+        /// at the start of a text some readers take it for a byte-order mark.
         private mutating func appendEscaped(_ string: String) {
-            for byte in string.utf8 {
-                switch byte {
-                case UInt8(ascii: "&"): append("&amp;")
-                case UInt8(ascii: "<"): append("&lt;")
-                case UInt8(ascii: ">"): append("&gt;")
-                case 0x09, 0x0A: bytes.append(byte)
-                case 0x00 ..< 0x20, 0x7F: append("&#\(byte);")
-                default: bytes.append(byte)
+            var string = string
+            string.withUTF8 { utf8 in
+                var index = 0
+                while index < utf8.count {
+                    let byte = utf8[index]
+                    switch byte {
+                    case UInt8(ascii: "&"): append("&amp;")
+                    case UInt8(ascii: "<"): append("&lt;")
+                    case UInt8(ascii: ">"): append("&gt;")
+                    case 0x09, 0x0A: bytes.append(byte)
+                    case 0x00 ..< 0x20, 0x7F: append("&#\(byte);")
+                    case 0xEF where index + 2 < utf8.count && utf8[index + 1] == 0xBB && utf8[index + 2] == 0xBF:
+                        append("&#xFEFF;")
+                        index += 2
+                    default: bytes.append(byte)
+                    }
+                    index += 1
                 }
             }
         }
