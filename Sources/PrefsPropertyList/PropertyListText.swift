@@ -84,7 +84,8 @@ package enum PropertyListText {
     /// Writes a value as an XML property list, with dictionary keys sorted so output is stable.
     ///
     /// XML is lossier than binary, as it is for Apple's tools: a date keeps whole seconds only (years
-    /// are clamped to 1...9999, the range other readers accept), and a string containing control
+    /// are clamped to 1...9999, the range other readers accept), a 4-byte real is written with the
+    /// digits of its exact `Double` value and reads back as an 8-byte one, and a string containing control
     /// characters other than tab and newline is written with character references that Foundation
     /// reads but strict XML parsers such as Python's reject, because XML 1.0 cannot express them.
     package static func encodeXML(_ value: PropertyListValue) -> Data {
