@@ -10,21 +10,23 @@ package enum PropertyListText {
 
     // MARK: Reading
 
-    /// Parses an XML or OpenStep property list (or a binary one, which goes to the binary reader).
+    /// Parses an XML or OpenStep property list (or a binary one, which goes to the binary reader): text
+    /// typed by a person, for a value to be stored, so nesting is limited as for ``PropertyListValue/init(_:)``.
     ///
     /// XML is read as other XML readers read it, where Foundation's parser alone would not (see
     /// ``XMLInputRepair``): comments inside a key or string are ignored, and a leading U+FEFF in a
     /// string or key is kept, and of two keys that Swift's `String ==` treats as equal (a precomposed
-    /// `"é"` and `"e\u{301}"`) the same one survives as in a binary file (``EquivalentKeys``). Nesting
-    /// is accepted to ``PropertyListValue/maximumDepth`` below the root, as in a binary file, so that
-    /// every domain exported as XML imports again.
+    /// `"é"` and `"e\u{301}"`) the same one survives as in a binary file (``EquivalentKeys``).
     ///
     /// OpenStep has no numbers, Booleans or dates: every scalar in it comes back as a string.
     package static func decode(_ data: Data) throws(PropertyListCodingError) -> PropertyListValue {
-        try parse(data, allowOpenStep: true)
+        try parse(data, allowOpenStep: true, maximumDepth: PropertyListValue.maximumValueDepth)
     }
 
     /// Reads a domain file: binary, or XML after an optional UTF-8 byte-order mark and white space.
+    ///
+    /// Either format may nest to ``PropertyListValue/maximumDepth`` below the root, so that every domain
+    /// the library accepts exports to XML and imports again. XML is read as ``decode(_:)`` describes.
     ///
     /// OpenStep text is refused here: a file is only ever written as binary or XML, and OpenStep
     /// accepts almost any text (a lone word is a string), so allowing it would make a damaged or
@@ -39,7 +41,7 @@ package enum PropertyListText {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else {
             throw PropertyListCodingError(reason: "not a property list")
         }
-        return try parse(Data(bytes), allowOpenStep: false)
+        return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth)
     }
 
     private static let binaryMagic: [UInt8] = Array("bplist00".utf8)
@@ -54,7 +56,10 @@ package enum PropertyListText {
         return index < data.endIndex && data[index] == UInt8(ascii: "<")
     }
 
-    private static func parse(_ data: Data, allowOpenStep: Bool) throws(PropertyListCodingError) -> PropertyListValue {
+    /// - Parameter maximumDepth: How deep below the root values may nest: a file's whole depth, or, for
+    ///   text that becomes a value stored below a domain's root and a collection, what ``PropertyListValue/init(_:)``
+    ///   accepts.
+    private static func parse(_ data: Data, allowOpenStep: Bool, maximumDepth: Int) throws(PropertyListCodingError) -> PropertyListValue {
         if data.starts(with: binaryMagic) {
             return try BinaryPropertyList.decode(data)
         }
@@ -72,7 +77,9 @@ package enum PropertyListText {
         guard allowOpenStep || format == .xml else {
             throw PropertyListCodingError(reason: "not a binary or XML property list")
         }
-        let converted = isXML ? XMLInputRepair.value(parsedFromRepaired: object) : PropertyListValue(parsedRoot: object)
+        let converted = isXML
+            ? XMLInputRepair.value(parsedFromRepaired: object, maximumDepth: maximumDepth)
+            : PropertyListValue(parsed: object, maximumDepth: maximumDepth)
         guard let value = converted else {
             throw PropertyListCodingError(reason: "property list holds a value that is not supported")
         }

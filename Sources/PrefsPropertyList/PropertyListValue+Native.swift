@@ -21,12 +21,11 @@ extension PropertyListValue {
         self = converted
     }
 
-    /// Converts what Foundation's parser made of a whole property list (a domain file's root, say),
-    /// allowing the full ``maximumDepth`` rather than the ``maximumValueDepth`` of a value that is
-    /// still to be stored two levels down: a file this library writes must read back whatever its
-    /// format, so the XML reader accepts exactly the depths the binary reader does.
-    package init?(parsedRoot value: Any) {
-        guard let converted = Self.convert(value, depth: Self.maximumValueDepth - Self.maximumDepth) else { return nil }
+    /// Converts what Foundation's parser made of a property list, whose values may nest `maximumDepth`
+    /// levels below its root: ``maximumDepth`` for a whole file, so that the XML reader accepts exactly
+    /// the depths the binary reader does, or ``maximumValueDepth`` for a value still to be stored.
+    package init?(parsed value: Any, maximumDepth: Int) {
+        guard let converted = Self.convert(value, depth: Self.maximumValueDepth - maximumDepth) else { return nil }
         self = converted
     }
 

@@ -167,20 +167,20 @@ package enum XMLInputRepair {
     /// Converts what Foundation's parser made of a ``repaired(_:)`` document: takes the position
     /// prefix off every key and builds each dictionary in file order under the rule of
     /// ``EquivalentKeys``. Returns `nil` for anything that is not a property-list value or nests deeper
-    /// than ``PropertyListValue/maximumDepth`` (as ``PropertyListValue/init(parsedRoot:)`` does), and
-    /// for a key without a prefix, which only markup the repair did not see could produce.
-    package static func value(parsedFromRepaired object: Any) -> PropertyListValue? {
-        convert(object, depth: 0)
+    /// than `maximumDepth` below the root (as ``PropertyListValue/init(parsed:maximumDepth:)`` does),
+    /// and for a key without a prefix, which only markup the repair did not see could produce.
+    package static func value(parsedFromRepaired object: Any, maximumDepth: Int) -> PropertyListValue? {
+        convert(object, depth: 0, limit: maximumDepth)
     }
 
-    private static func convert(_ object: Any, depth: Int) -> PropertyListValue? {
-        guard depth <= PropertyListValue.maximumDepth else { return nil }
+    private static func convert(_ object: Any, depth: Int, limit: Int) -> PropertyListValue? {
+        guard depth <= limit else { return nil }
         if let dictionary = object as? [AnyHashable: Any] {
             var entries: [(position: Int, key: String, value: PropertyListValue)] = []
             entries.reserveCapacity(dictionary.count)
             for (taggedKey, element) in dictionary {
                 guard let tagged = taggedKey.base as? String, let (position, key) = untagged(tagged),
-                      let value = convert(element, depth: depth + 1) else { return nil }
+                      let value = convert(element, depth: depth + 1, limit: limit) else { return nil }
                 entries.append((position, key, value))
             }
             entries.sort { $0.position < $1.position }
@@ -195,7 +195,7 @@ package enum XMLInputRepair {
             var values: [PropertyListValue] = []
             values.reserveCapacity(array.count)
             for element in array {
-                guard let value = convert(element, depth: depth + 1) else { return nil }
+                guard let value = convert(element, depth: depth + 1, limit: limit) else { return nil }
                 values.append(value)
             }
             return .array(values)

@@ -175,4 +175,27 @@ struct BaseClassNativeValuesTests {
         #expect(type(of: try #require(prefs["map"])) == [String: Any].self)
         #expect((prefs["map"] as? [String: Any])?["a"] as? Bool == false)
     }
+
+    @Test("A domain Python wrote with keys equal under String == (\"é\", \"e\\u{301}\") reads; a later write keeps only the precomposed entry",
+          arguments: ["BINARY", "XML"])
+    func equivalentKeysFromPython(format: String) throws {
+        let fixture = try BaseClassFixture()
+        fixture.writeDomainFile(try python("""
+            import plistlib, sys
+            value = {'settings': {'\\u00e9': 'precomposed', 'e\\u0301': 'decomposed', 'name': 'kept'}}
+            sys.stdout.buffer.write(plistlib.dumps(value, fmt=plistlib.FMT_\(format)))
+            """))
+        let prefs = BaseClassTestPrefs(suite: fixture.suite, key: "settings", values: nil, allowing: ["é", "name", "flag"])
+        #expect(prefs.baseClassOutcome == .success, "the domain must stay readable")
+        #expect(prefs.values.count == 2)
+        #expect(prefs["é"] as? String == "precomposed")
+        prefs["flag"] = true
+        #expect(prefs.lastError == nil)
+        let seen = try python("""
+            import plistlib, sys
+            value = plistlib.load(open('\(fixture.path)', 'rb'))['settings']
+            print(sorted((k.encode('unicode_escape').decode(), v) for k, v in value.items()))
+            """)
+        #expect(String(decoding: seen, as: UTF8.self) == "[('\\\\xe9', 'precomposed'), ('flag', True), ('name', 'kept')]\n")
+    }
 }
