@@ -50,7 +50,8 @@ public enum PropertyListValue: Sendable, Hashable {
     ///
     /// A Swift `Float`, or an `NSNumber` made from one, converts to this case. XML has no width for
     /// a `<real>`, so it is written there with the digits of its exact `Double` value and reads back
-    /// as ``real(_:)`` holding the same number (still `as? Float` when read).
+    /// as ``real(_:)`` holding the same number (still `as? Float` when read). Being a case of its
+    /// own, `.float(0.5)` is not `==` to `.real(0.5)`: the two are stored differently.
     case float(Float)
     /// A date, stored as seconds since 2001-01-01 as a 64-bit real (sub-microsecond precision
     /// for dates near the present).
