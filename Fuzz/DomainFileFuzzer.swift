@@ -1,19 +1,21 @@
-// libFuzzer target for the path from the bytes of a domain file to a loaded domain:
-// `FileDomainStorage.parse` → `PropertyListText.decodeFile` → `BinaryPropertyList.decode` (binary) or
-// Foundation's `PropertyListSerialization` (XML) → `DomainSnapshot` or `PrefsError.domainUnreadable`.
+// libFuzzer target for the path from the bytes of a domain file to a value: `PropertyListText.decodeFile` →
+// `BinaryPropertyList.decode` (binary) or `XMLInputRepair` + Foundation's `PropertyListSerialization` (XML).
 //
-// Not part of Package.swift: `Fuzz/run.sh` compiles this file together with the library's sources into one
-// module (so internal API is reachable without `@testable`) with `-sanitize=fuzzer,address`.
+// Not part of Package.swift: `Fuzz/run.sh` compiles this file together with the codec's sources alone
+// (Sources/PrefsPropertyList) into one module, so package and internal API is reachable without `@testable`,
+// with `-sanitize=fuzzer,address`.
 //
 // Invariants checked on every input, beyond "nothing traps and AddressSanitizer stays quiet":
-// 1. `parse` either returns a snapshot or throws `domainUnreadable` naming the path it was given.
-// 2. `parse` succeeds exactly when `decodeFile` gives a dictionary root, with the same contents.
+// 1. `decodeFile` either returns a value or throws `PropertyListCodingError` (its typed throws), and agrees
+//    with the public `PropertyListValue(propertyListData:)`.
+// 2. A decoded value never nests deeper than the limit the encoders rely on.
 // 3. Every value that decodes re-encodes with `BinaryPropertyList.encode`, decodes back to an identical value
-//    (reals and dates compared bit for bit, so NaN and -0.0 count), and re-encodes to identical bytes.
-// 4. A decoded value never nests deeper than the limit the encoder relies on.
+//    (reals and dates compared bit for bit, so NaN and -0.0 count, strings byte for byte), and re-encodes to
+//    identical bytes.
+// 4. Every value that decodes exports to XML that imports again, and that export is a fixed point: exporting
+//    the imported value gives the same XML (so XML loses only what it documents: sub-second dates, NaN
+//    payloads and the width of a 4-byte real, all of which the first export already dropped).
 import Foundation
-
-private let fuzzPath = "/fuzz/domain.plist"
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func domainFileFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -40,35 +42,32 @@ public func domainFileFuzzerInitialize(
 }
 
 private func checkDomainFile(_ bytes: [UInt8]) {
-    let snapshot: DomainSnapshot?
-    var readReason: String?
-    do {
-        snapshot = try FileDomainStorage.parse(bytes, path: fuzzPath)
-    } catch {
-        guard case .domainUnreadable(let path, let reason) = error else {
-            fatalError("parse threw something other than domainUnreadable: \(error)")
-        }
-        guard path == fuzzPath else { fatalError("domainUnreadable names \(path), not the file's path") }
-        snapshot = nil
-        readReason = reason
+    let decoded = bytes.withUnsafeBytes { buffer in
+        Result { () throws(PropertyListCodingError) in try PropertyListText.decodeFile(buffer) }
     }
-
-    if let snapshot {
-        checkRoundTrip(.dictionary(snapshot.contents))
+    let viaPublicAPI = Result { () throws(PropertyListCodingError) in try PropertyListValue(propertyListData: Data(bytes)) }
+    switch (decoded, viaPublicAPI) {
+    case (.success(let value), .success(let other)):
+        guard identical(value, other) else { fatalError("decodeFile and init(propertyListData:) disagree") }
+        checkRoundTrip(value)
+        checkXMLRoundTrip(value)
+    case (.failure, .failure):
         return
+    default:
+        fatalError("decodeFile and init(propertyListData:) disagree about whether the input is readable")
     }
-    // Only a file whose root is not a dictionary decodes at all; decode it again to check that value too.
-    guard readReason == "the root is not a dictionary" else { return }
-    let root: PropertyListValue
+}
+
+/// Invariant 4: the XML export of a value the library accepted imports again, and exports the same way.
+private func checkXMLRoundTrip(_ value: PropertyListValue) {
+    let xml = PropertyListText.encodeXML(value)
+    let imported: PropertyListValue
     do {
-        root = try bytes.withUnsafeBytes { buffer in
-            Result { () throws(PropertyListFormatError) in try PropertyListText.decodeFile(buffer) }
-        }.get()
+        imported = try PropertyListValue(propertyListData: xml)
     } catch {
-        fatalError("parse said the root is not a dictionary, but decodeFile fails: \(error)")
+        fatalError("the XML export of an accepted value does not import: \(error)")
     }
-    if case .dictionary = root { fatalError("parse rejected a dictionary root") }
-    checkRoundTrip(root)
+    guard PropertyListText.encodeXML(imported) == xml else { fatalError("XML export → import → export changed the XML") }
 }
 
 private func checkRoundTrip(_ value: PropertyListValue) {
@@ -91,6 +90,8 @@ private func identical(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> Bo
     switch (lhs, rhs) {
     case (.real(let a), .real(let b)):
         return a.bitPattern == b.bitPattern
+    case (.float(let a), .float(let b)):
+        return a.bitPattern == b.bitPattern
     case (.date(let a), .date(let b)):
         return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
     case (.array(let a), .array(let b)):
@@ -98,7 +99,9 @@ private func identical(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> Bo
     case (.dictionary(let a), .dictionary(let b)):
         guard a.count == b.count else { return false }
         for (key, element) in a {
-            guard let other = b[key], identical(element, other) else { return false }
+            // The key's spelling too: `b[key]` would find a canonically equivalent one.
+            guard let index = b.index(forKey: key), b.keys[index].utf8.elementsEqual(key.utf8),
+                  identical(element, b.values[index]) else { return false }
         }
         return true
     case (.string(let a), .string(let b)):
@@ -116,6 +119,7 @@ private func ourSeeds() -> [(String, PropertyListValue)] {
         "int16": .integer(40_000), "int32": .integer(3_000_000_000), "negative": .integer(-1),
         "min": .integer(Int.min), "max": .integer(Int.max),
         "real": .real(3.25), "nan": .real(.nan), "negzero": .real(-0.0), "inf": .real(-.infinity),
+        "float": .float(12.3), "floatnan": .float(.nan),
         "date": .date(Date(timeIntervalSinceReferenceDate: 700_000_000.5)),
         "data": .data(Data([0, 1, 2, 0xFF])), "ascii": .string("dark"), "unicode": .string("ünïcødé 😀"),
         "empty": .string(""),

@@ -70,6 +70,12 @@ wide = {"k": {("key%04d" % i): i * 7 for i in range(300)}}  # 2-byte references 
 put("plistlib-wide-refs.bplist", plistlib.dumps(wide, fmt=plistlib.FMT_BINARY, sort_keys=True))
 put("xml-bom-leading-space.xml", b"\xef\xbb\xbf \n\t" + plistlib.dumps({"k": {"v": 1}}, fmt=plistlib.FMT_XML))
 put("xml-no-prolog.xml", '<plist version="1.0"><dict><key>k</key><dict><key>v</key><true/></dict></dict></plist>')
+# Keys equal under Swift's String == but spelled differently (precomposed and decomposed "é"), as Python writes them.
+equivalent = {"k": {"\u00e9": 1, "e\u0301": 2, "nested": {"e\u0301": "d", "\u00e9": "p"}}}
+put("plistlib-equivalent-keys.bplist", plistlib.dumps(equivalent, fmt=plistlib.FMT_BINARY, sort_keys=True))
+put("plistlib-equivalent-keys.xml", plistlib.dumps(equivalent, fmt=plistlib.FMT_XML, sort_keys=False))
+# A leading U+FEFF in keys and strings, which Foundation's XML parser alone drops.
+put("plistlib-leading-feff.xml", plistlib.dumps({"k": {"\ufeffa": "\ufeffb", "\ufeff": ["\ufeff\ufeff"]}}, fmt=plistlib.FMT_XML))
 
 # --- truncated ---------------------------------------------------------------------------------------
 valid = plistlib.dumps(domain, fmt=plistlib.FMT_BINARY, sort_keys=True)
@@ -138,8 +144,8 @@ for arrays, name in ((511, "limit-depth-512.bplist"), (512, "limit-depth-513.bpl
 # --- hostile XML and garbage -------------------------------------------------------------------------
 head = '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
 put("xml-deep-arrays-600.xml", head + '<plist version="1.0">' + "<array>" * 600 + "</array>" * 600 + "</plist>")
-# Foundation's result is converted with a limit of 510 levels below the root: at the limit and one past it.
-for arrays, name in ((509, "xml-limit-depth-510.xml"), (510, "xml-limit-depth-511.xml")):
+# XML accepts the depth binary does (a leaf 512 levels below the root): at the limit and one past it.
+for arrays, name in ((511, "xml-limit-depth-512.xml"), (512, "xml-limit-depth-513.xml")):
     put(name, head + '<plist version="1.0"><dict><key>k</key>' + "<array>" * arrays + "<true/>" + "</array>" * arrays + "</dict></plist>")
 put("xml-deep-unclosed.xml", head + '<plist version="1.0">' + "<dict><key>k</key>" * 300)
 put("xml-entity-expansion.xml", '<?xml version="1.0"?>\n<!DOCTYPE plist [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>\n<plist><dict><key>k</key><string>&c;&c;&c;</string></dict></plist>')
@@ -149,6 +155,8 @@ put("xml-mismatched-tags.xml", head + "<plist><dict><key>a</key><array></dict></
 put("xml-bad-values.xml", head + "<plist><dict><key>i</key><integer>99999999999999999999999</integer><key>r</key><real>x1</real>"
     "<key>d</key><date>2024-13-45T99:99:99Z</date><key>b</key><data>!!!notbase64</data><key>n</key><integer>-</integer></dict></plist>")
 put("xml-control-chars.xml", head + "<plist><dict><key>&#0;&#1;</key><string>&#xD800;&#x110000;&amp;&lt;&#9;</string></dict></plist>")
+put("xml-comments-in-text.xml", head + "<plist><dict><key><!-- c --></key><true/><key>a<!-- c -->b</key><string>x<!-- c --></string>"
+    "<key>i</key><integer>1<!-- c -->2</integer><key>t</key><true><!-- c --></true><key/><string/></dict></plist>")
 put("xml-cdata-comments-pi.xml", head + "<plist><!-- c --><dict><?pi x?><key><![CDATA[k]]></key><string><![CDATA[<v>]]></string></dict></plist>")
 put("xml-utf16-declared.xml", '<?xml version="1.0" encoding="UTF-16"?><plist><dict/></plist>')
 put("xml-root-scalar.xml", head + "<plist><string>not a domain</string></plist>")

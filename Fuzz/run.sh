@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer target for "domain file bytes → loaded domain" (Fuzz/DomainFileFuzzer.swift).
+# Builds and runs the libFuzzer target for "domain file bytes → property-list value" (Fuzz/DomainFileFuzzer.swift),
+# over the codec alone (Sources/PrefsPropertyList).
 #
 #   Fuzz/run.sh [SECONDS] [LIBFUZZER_OPTION…]   fuzz for SECONDS (default 60); e.g. `Fuzz/run.sh 600`
 #   Fuzz/run.sh --build                          only build the fuzzer
@@ -9,8 +10,9 @@
 #                                                once with LeakSanitizer on; fails on any leak that does not
 #                                                come from Foundation's property-list parser
 #
-# The target is not part of Package.swift: the library's sources and the fuzzer file are compiled into one
-# module with `swiftc -sanitize=fuzzer,address`. Everything it writes goes to $FUZZ_WORK (default
+# The target is not part of Package.swift: the codec's sources (Sources/PrefsPropertyList, which depend on
+# Foundation only) and the fuzzer file are compiled into one module with `swiftc -sanitize=fuzzer,address`.
+# The fuzzer runtime (libclang_rt.fuzzer) ships with the Swift toolchain for Linux. Everything it writes goes to $FUZZ_WORK (default
 # /tmp/rvs-prefs-fuzz), never into the repository: the binary, the corpus it grows ($FUZZ_WORK/corpus, which
 # persists between runs), crashing inputs ($FUZZ_WORK/crashes/) and the log ($FUZZ_WORK/fuzz.log).
 # Leak detection is off while fuzzing: Foundation's XML parser leaks on malformed input (a CFError inside
@@ -33,7 +35,7 @@ mkdir -p "$work/corpus" "$work/crashes"
 
 build() {
     local sources
-    mapfile -t sources < <(find "$root/Sources/RVS_PersistentPrefs" -name '*.swift' | sort)
+    mapfile -t sources < <(find "$root/Sources/PrefsPropertyList" -name '*.swift' | sort)
     # Rebuild only when a source is newer than the binary.
     if [[ -x "$binary" ]] && [[ -z "$(find "${sources[@]}" "$here/DomainFileFuzzer.swift" -newer "$binary" | head -1)" ]]; then
         return
@@ -41,9 +43,10 @@ build() {
     echo "building $binary" >&2
     local linker=()
     [[ -x "$toolbin/ld.lld" ]] && linker=(-use-ld=lld)  # gold prints hundreds of warnings for ASan symbols
-    "$swiftc" -parse-as-library -sanitize=fuzzer,address -O -g -wmo -swift-version 6 -warnings-as-errors \
-        "${linker[@]}" -module-name RVS_PersistentPrefs \
-        "${sources[@]}" "$here/DomainFileFuzzer.swift" -o "$binary.tmp"
+    # From $work: swiftc leaves module files in its working directory, which must not be the repository.
+    (cd "$work" && "$swiftc" -parse-as-library -sanitize=fuzzer,address -O -g -wmo -swift-version 6 -warnings-as-errors \
+        "${linker[@]}" -module-name PrefsPropertyList -package-name RVS_PersistentPrefs \
+        "${sources[@]}" "$here/DomainFileFuzzer.swift" -o "$binary.tmp")
     mv "$binary.tmp" "$binary"
 }
 

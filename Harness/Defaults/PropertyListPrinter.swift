@@ -77,7 +77,7 @@ enum PropertyListPrinter {
         case .string: return "string"
         case .bool: return "boolean"
         case .integer: return "integer"
-        case .real: return "float"
+        case .real, .float: return "float"
         case .date: return "date"
         case .data: return "data"
         case .array: return "array"
@@ -91,6 +91,7 @@ enum PropertyListPrinter {
         case .bool(let bool): return bool ? "1" : "0"
         case .integer(let integer): return String(integer)
         case .real(let real): return String(real)
+        case .float(let float): return String(float)
         case .date(let date): return quoted(dateText(date))
         case .data(let data): return dataText(data)
         case .array, .dictionary: return inline(value)

@@ -32,6 +32,7 @@ struct SettingsSchema {
             case (.toggle, .bool): return value
             case (.slider, .real(let real)) where range.contains(real): return value
             case (.slider, .integer(let integer)) where range.contains(Double(integer)): return .real(Double(integer))
+            case (.slider, .float(let float)) where range.contains(Double(float)): return .real(Double(float))
             case (.multiValue, _) where choices.contains(value): return value
             default: return nil
             }
@@ -100,6 +101,7 @@ struct SettingsSchema {
                 switch value {
                 case .real(let real)?: return real
                 case .integer(let integer)?: return Double(integer)
+                case .float(let float)?: return Double(float)
                 default: return nil
                 }
             }

@@ -74,6 +74,7 @@ package enum BinaryPropertyList {
                     count(element)
                 }
             case .bool: bytes += 1
+            case .float: bytes += 5
             case .integer, .real, .date: bytes += 9
             }
         }
@@ -151,6 +152,10 @@ package enum BinaryPropertyList {
             case .real(let double):
                 bytes.append(0x23)
                 appendBigEndian(double.bitPattern, size: 8)
+            case .float(let float):
+                // 4 bytes, as CoreFoundation writes a Float, so readers show the digits written.
+                bytes.append(0x22)
+                appendBigEndian(UInt64(float.bitPattern), size: 4)
             case .date(let date):
                 bytes.append(0x33)
                 appendBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, size: 8)
@@ -245,6 +250,18 @@ package enum BinaryPropertyList {
     /// against the buffer and the object table, with arithmetic that cannot overflow. Nesting deeper
     /// than ``PropertyListValue/maximumDepth`` and reference cycles are rejected, and so is a graph
     /// of shared containers that would expand to far more values than the file's size can justify.
+    ///
+    /// Two keys of one dictionary that Swift's `String ==` treats as equal but whose code points
+    /// differ (a precomposed `"é"` and `"e\u{301}"`: distinct keys to CoreFoundation and Python, which
+    /// compare code points, so Python writes such files) do not make the file unreadable. One entry
+    /// survives, key and value together: the one whose key is in Unicode normalization form C (the
+    /// precomposed spelling), or, when neither is, the one whose key comes first in code-point order
+    /// (``EquivalentKeys``). The choice depends on the keys alone, not on the order a writer put them
+    /// in, so the same dictionary reads the same however it was written, binary or XML; a write back
+    /// keeps the canonical spelling. The other entry is not kept anywhere: the next write of the
+    /// domain, to any of its collections, rewrites the file without it. A key repeated with identical
+    /// code points is still rejected, since no writer that serializes a dictionary can produce one in
+    /// a binary file: it marks a damaged file.
     package static func decode(_ bytes: UnsafeRawBufferPointer) throws(PropertyListCodingError) -> PropertyListValue {
         var reader = try Reader(bytes)
         return try reader.value(ref: reader.topObject, depth: 0)
@@ -464,7 +481,7 @@ package enum BinaryPropertyList {
         private static func insert(
             _ element: PropertyListValue, forKey key: String, into values: inout [String: PropertyListValue]
         ) -> Bool {
-            values.updateValue(element, forKey: key) == nil
+            EquivalentKeys.insert(element, forKey: key, into: &values, identical: .reject)
         }
 
         private static func repeatedKey(at position: Int) -> PropertyListCodingError {
@@ -487,7 +504,7 @@ package enum BinaryPropertyList {
                 case 0x22:
                     _ = try end(of: 4, width: 1, from: position + 1, what: "real")
                     let bits = UInt32(truncatingIfNeeded: Self.readUnsigned(buffer, at: position + 1, size: 4))
-                    return .real(Double(Float(bitPattern: bits)))
+                    return .float(Float(bitPattern: bits))
                 case 0x23:
                     _ = try end(of: 8, width: 1, from: position + 1, what: "real")
                     return .real(Double(bitPattern: Self.readUnsigned(buffer, at: position + 1, size: 8)))

@@ -10,14 +10,23 @@ package enum PropertyListText {
 
     // MARK: Reading
 
-    /// Parses an XML or OpenStep property list (or a binary one, which goes to the binary reader).
+    /// Parses an XML or OpenStep property list (or a binary one, which goes to the binary reader): text
+    /// typed by a person, for a value to be stored, so nesting is limited as for ``PropertyListValue/init(_:)``.
+    ///
+    /// XML is read as other XML readers read it, where Foundation's parser alone would not (see
+    /// ``XMLInputRepair``): comments inside a key or string are ignored, and a leading U+FEFF in a
+    /// string or key is kept, and of two keys that Swift's `String ==` treats as equal (a precomposed
+    /// `"é"` and `"e\u{301}"`) the same one survives as in a binary file (``EquivalentKeys``).
     ///
     /// OpenStep has no numbers, Booleans or dates: every scalar in it comes back as a string.
     package static func decode(_ data: Data) throws(PropertyListCodingError) -> PropertyListValue {
-        try parse(data, allowOpenStep: true)
+        try parse(data, allowOpenStep: true, maximumDepth: PropertyListValue.maximumValueDepth)
     }
 
     /// Reads a domain file: binary, or XML after an optional UTF-8 byte-order mark and white space.
+    ///
+    /// Either format may nest to ``PropertyListValue/maximumDepth`` below the root, so that every domain
+    /// the library accepts exports to XML and imports again. XML is read as ``decode(_:)`` describes.
     ///
     /// OpenStep text is refused here: a file is only ever written as binary or XML, and OpenStep
     /// accepts almost any text (a lone word is a string), so allowing it would make a damaged or
@@ -32,19 +41,35 @@ package enum PropertyListText {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else {
             throw PropertyListCodingError(reason: "not a property list")
         }
-        return try parse(Data(bytes), allowOpenStep: false)
+        return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth)
     }
 
     private static let binaryMagic: [UInt8] = Array("bplist00".utf8)
 
-    private static func parse(_ data: Data, allowOpenStep: Bool) throws(PropertyListCodingError) -> PropertyListValue {
+    /// Whether the text starts, after an optional byte-order mark and white space, with markup: then
+    /// it is XML (or OpenStep data `<0fbd>`, which the repair leaves unchanged), never an OpenStep
+    /// dictionary, array or string, whose quoted text the XML repair must not touch.
+    private static func looksLikeXML(_ data: Data) -> Bool {
+        var index = data.startIndex
+        if data.starts(with: [0xEF, 0xBB, 0xBF] as [UInt8]) { index += 3 }
+        while index < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[index]) { index += 1 }
+        return index < data.endIndex && data[index] == UInt8(ascii: "<")
+    }
+
+    /// - Parameter maximumDepth: How deep below the root values may nest: a file's whole depth, or, for
+    ///   text that becomes a value stored below a domain's root and a collection, what ``PropertyListValue/init(_:)``
+    ///   accepts.
+    private static func parse(_ data: Data, allowOpenStep: Bool, maximumDepth: Int) throws(PropertyListCodingError) -> PropertyListValue {
         if data.starts(with: binaryMagic) {
             return try BinaryPropertyList.decode(data)
         }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let object: Any
+        let isXML: Bool
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+            isXML = looksLikeXML(data)
+            let input = isXML ? data.withUnsafeBytes(XMLInputRepair.repaired) : data
+            object = try PropertyListSerialization.propertyList(from: input, options: [], format: &format)
         } catch {
             // Foundation's message quotes the offending text, which may be a stored value.
             throw PropertyListCodingError(reason: "not a property list")
@@ -52,7 +77,10 @@ package enum PropertyListText {
         guard allowOpenStep || format == .xml else {
             throw PropertyListCodingError(reason: "not a binary or XML property list")
         }
-        guard let value = PropertyListValue(object) else {
+        let converted = isXML
+            ? XMLInputRepair.value(parsedFromRepaired: object, maximumDepth: maximumDepth)
+            : PropertyListValue(parsed: object, maximumDepth: maximumDepth)
+        guard let value = converted else {
             throw PropertyListCodingError(reason: "property list holds a value that is not supported")
         }
         return value
@@ -63,7 +91,8 @@ package enum PropertyListText {
     /// Writes a value as an XML property list, with dictionary keys sorted so output is stable.
     ///
     /// XML is lossier than binary, as it is for Apple's tools: a date keeps whole seconds only (years
-    /// are clamped to 1...9999, the range other readers accept), and a string containing control
+    /// are clamped to 1...9999, the range other readers accept), a 4-byte real is written with the
+    /// digits of its exact `Double` value and reads back as an 8-byte one, and a string containing control
     /// characters other than tab and newline is written with character references that Foundation
     /// reads but strict XML parsers such as Python's reject, because XML 1.0 cannot express them.
     package static func encodeXML(_ value: PropertyListValue) -> Data {
@@ -98,6 +127,10 @@ package enum PropertyListText {
                 append("<integer>\(int)</integer>\n")
             case .real(let double):
                 append("<real>\(Self.text(double))</real>\n")
+            case .float(let float):
+                // XML has no 4-byte real. The digits of the exact Double value (as CoreFoundation writes
+                // them) read back as a number that still casts `as? Float` to the value written.
+                append("<real>\(Self.text(Double(float)))</real>\n")
             case .date(let date):
                 append("<date>\(Self.text(date))</date>\n")
             case .data(let data):
@@ -129,15 +162,26 @@ package enum PropertyListText {
 
         /// `&`, `<` and `>` must be escaped; a carriage return is too, because XML parsers turn a
         /// literal one into a line feed; other control characters have no literal form in XML.
+        /// U+FEFF (bytes EF BB BF) is written as `&#xFEFF;`: invisible in an editor otherwise, and
+        /// at the start of a text some readers take it for a byte-order mark.
         private mutating func appendEscaped(_ string: String) {
-            for byte in string.utf8 {
-                switch byte {
-                case UInt8(ascii: "&"): append("&amp;")
-                case UInt8(ascii: "<"): append("&lt;")
-                case UInt8(ascii: ">"): append("&gt;")
-                case 0x09, 0x0A: bytes.append(byte)
-                case 0x00 ..< 0x20, 0x7F: append("&#\(byte);")
-                default: bytes.append(byte)
+            var string = string
+            string.withUTF8 { utf8 in
+                var index = 0
+                while index < utf8.count {
+                    let byte = utf8[index]
+                    switch byte {
+                    case UInt8(ascii: "&"): append("&amp;")
+                    case UInt8(ascii: "<"): append("&lt;")
+                    case UInt8(ascii: ">"): append("&gt;")
+                    case 0x09, 0x0A: bytes.append(byte)
+                    case 0x00 ..< 0x20, 0x7F: append("&#\(byte);")
+                    case 0xEF where index + 2 < utf8.count && utf8[index + 1] == 0xBB && utf8[index + 2] == 0xBF:
+                        append("&#xFEFF;")
+                        index += 2
+                    default: bytes.append(byte)
+                    }
+                    index += 1
                 }
             }
         }

@@ -15,6 +15,13 @@ extension PropertyListValue {
     /// ``init(propertyListText:)`` for text typed by a person. The root may be any value; a domain
     /// file additionally needs a dictionary root (check ``dictionaryValue``).
     ///
+    ///
+    /// XML is read as Python's `plistlib` reads it, where Foundation's parser alone differs: a comment
+    /// inside a key or string is ignored, a leading U+FEFF in a string or key is kept, and of two keys
+    /// that Swift's `String ==` treats as equal (a precomposed `"é"` and `"e\u{301}"`, which Python
+    /// and CoreFoundation keep apart) the one in normalization form C survives with its value, as in a
+    /// binary file; a later write of the value drops the other.
+    ///
     /// - Parameter data: The whole file.
     /// - Throws: ``PropertyListCodingError`` when the bytes are not a binary or XML property list,
     ///   nest deeper than the library accepts, or hold a value that is not a property-list value.
@@ -48,7 +55,11 @@ extension PropertyListValue {
 
     /// The value as an XML property list (UTF-8), with dictionary keys sorted so output is stable.
     ///
-    /// XML is lossier than binary, as with Apple's tools: dates keep whole seconds only.
+    /// XML is lossier than binary, as with Apple's tools: dates keep whole seconds only, and a
+    /// ``float(_:)`` is written with the digits of its exact `Double` value (XML has no 4-byte real),
+    /// so it reads back as a ``real(_:)`` of the same value, which still casts `as? Float`. Everything
+    /// else reads back exactly with ``init(propertyListData:)``, including a string or key that
+    /// starts with U+FEFF, and any value nested as deep as a binary domain file may be.
     /// - Throws: ``PropertyListCodingError`` when the value nests deeper than the library reads back
     ///   (values made by ``init(_:)`` or decoded by this library never do).
     public func xmlPropertyListData() throws(PropertyListCodingError) -> Data {

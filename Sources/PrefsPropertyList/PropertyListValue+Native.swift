@@ -4,16 +4,28 @@ extension PropertyListValue {
     /// Converts a native Swift or Foundation value into a property-list value.
     ///
     /// Accepted: `String`, `Bool`, the standard integer types (a value outside the `Int64` range is
-    /// rejected), `Double`, `Float`, `Date`, `Data`, arrays of accepted values, and dictionaries whose
-    /// keys are all strings (including `[AnyHashable: Any]` whose keys are strings), at any depth, and
-    /// their Foundation counterparts (`NSString`, `NSNumber`, `NSDate`, `NSData`, `NSArray`,
-    /// `NSDictionary`). An `Optional` holding a value is unwrapped.
+    /// rejected), `Double`, `Float` (kept as ``float(_:)``), `CGFloat`, `Date`, `Data`, arrays of
+    /// accepted values, and dictionaries whose keys are all strings (including `[AnyHashable: Any]`
+    /// whose keys are strings), at any depth, and their Foundation counterparts (`NSString`,
+    /// `NSNumber`, `NSDate`, `NSData`, `NSArray`, `NSDictionary`). An `NSNumber` keeps the kind it
+    /// was made from: a Boolean one becomes ``bool(_:)``, one made from a `Float` ``float(_:)``, from
+    /// a `Double` ``real(_:)``, from an integer ``integer(_:)``; so values read through
+    /// ``nativeValue`` convert back to exactly what was stored. An `Optional` holding a value is
+    /// unwrapped.
     ///
     /// Returns `nil` for anything else: `nil`/`Optional.none`, `NSNull`, `URL`, `UUID`, structs and
     /// classes (including `Codable` ones), dictionaries with non-string keys, and containers nested
     /// deeper than a domain file may hold. A container is rejected whole when any element is.
     public init?(_ value: Any) {
         guard let converted = Self.convert(value, depth: 0) else { return nil }
+        self = converted
+    }
+
+    /// Converts what Foundation's parser made of a property list, whose values may nest `maximumDepth`
+    /// levels below its root: ``maximumDepth`` for a whole file, so that the XML reader accepts exactly
+    /// the depths the binary reader does, or ``maximumValueDepth`` for a value still to be stored.
+    package init?(parsed value: Any, maximumDepth: Int) {
+        guard let converted = Self.convert(value, depth: Self.maximumValueDepth - maximumDepth) else { return nil }
         self = converted
     }
 
@@ -37,6 +49,7 @@ extension PropertyListValue {
         if type == Self.intType { return .integer(value as! Int) }
         if type == Self.boolType { return .bool(value as! Bool) }
         if type == Self.doubleType { return .real(value as! Double) }
+        if type == Self.floatType { return .float(value as! Float) }
         if type == Self.dictionaryType { return convert(value as! [String: Any], depth: depth) }
         if type == Self.arrayType { return convert(value as! [Any], depth: depth) }
         switch value {
@@ -46,7 +59,7 @@ extension PropertyListValue {
         case let date as Date: return .date(date)
         case let data as Data: return .data(data)
         case let double as Double: return .real(double)
-        case let float as Float: return .real(Double(float))
+        case let float as Float: return .float(float)
         case let real as any BinaryFloatingPoint: return .real(Double(real))  // CGFloat, Float16, Float80
         case let int as any BinaryInteger: return Int(exactly: int).map(PropertyListValue.integer)
         case let dictionary as [String: Any]: return convert(dictionary, depth: depth)
@@ -84,6 +97,7 @@ extension PropertyListValue {
     private static let intType = ObjectIdentifier(Int.self)
     private static let boolType = ObjectIdentifier(Bool.self)
     private static let doubleType = ObjectIdentifier(Double.self)
+    private static let floatType = ObjectIdentifier(Float.self)
     private static let dictionaryType = ObjectIdentifier([String: Any].self)
     private static let arrayType = ObjectIdentifier([Any].self)
 
@@ -107,25 +121,50 @@ extension PropertyListValue {
         return .array(converted)
     }
 
-    /// An `NSNumber` says what it holds only through its Objective-C type code.
+    /// An `NSNumber` says what it holds through its class and its Objective-C type code. A Boolean is
+    /// told by its class, not by the code "c" it shares with `Int8` (and with small integers, which
+    /// CoreFoundation may store in one byte).
     private static func convert(_ number: NSNumber) -> PropertyListValue? {
-        switch String(cString: number.objCType) {
-        case "c", "B": return .bool(number.boolValue)
-        case "f", "d": return .real(number.doubleValue)
-        case "Q", "L", "I", "S", "C":
+        if ObjectIdentifier(Swift.type(of: number)) == Self.booleanNumberClass { return .bool(number.boolValue) }
+        switch number.objCType.pointee {
+        case CChar(UInt8(ascii: "f")): return .float(number.floatValue)
+        case CChar(UInt8(ascii: "d")): return .real(number.doubleValue)
+        case CChar(UInt8(ascii: "Q")), CChar(UInt8(ascii: "L")), CChar(UInt8(ascii: "I")),
+             CChar(UInt8(ascii: "S")), CChar(UInt8(ascii: "C")):
             return Int(exactly: number.uint64Value).map(PropertyListValue.integer)
+        case CChar(UInt8(ascii: "B")): return .bool(number.boolValue)
         default: return .integer(number.intValue)
         }
     }
 
-    /// The value as the native Swift type a caller casts to: `String`, `Bool`, `Int`, `Double`,
-    /// `Date`, `Data`, `[Any]` or `[String: Any]`, never wrapped in `Optional`.
+    /// The class of Foundation's two Boolean `NSNumber`s (`__NSCFBoolean` on Linux).
+    private static let booleanNumberClass = ObjectIdentifier(Swift.type(of: NSNumber(value: true)))
+
+    /// The value as what a caller casts with `as?`, as it would be read back on Apple platforms.
+    ///
+    /// - A number (``integer(_:)``, ``real(_:)``, ``float(_:)``) is an `NSNumber`. On this platform's
+    ///   Foundation it casts to `Int`, `Int8`, `Int16`, `Int32`, `Int64`, `UInt`, `UInt8`, `UInt16`,
+    ///   `UInt32`, `UInt64`, `Float` and `Double` exactly when that type holds the value exactly;
+    ///   otherwise the cast is `nil`, never a rounded or truncated number. So `300` is `as? Int16` but
+    ///   not `as? Int8`, `-1` is not `as? UInt`, `2.5` is `as? Double` and `as? Float` but not
+    ///   `as? Int`, `5.0` is also `as? Int`, `0.1` written as a `Double` is not `as? Float`,
+    ///   `Int.max` is not `as? Double`, and a `Float` written is `as? Float` equal to it and
+    ///   `as? Double` equal to its exact widening (`Float(0.8)` reads `as? Double` as
+    ///   `0.800000011920929`). NaN and the infinities cast to `Float` and `Double` only. A number
+    ///   equal to 0 or 1 also casts to `Bool`, as on Apple platforms. `as? NSNumber` always works;
+    ///   `as? CGFloat` never does on Linux (cast to `Double`, then convert).
+    /// - A Boolean is a Swift `Bool`: `as? Bool` only, printing as `true`/`false` (on Apple platforms a
+    ///   stored Boolean also casts to the integer types; here it does not).
+    /// - `String`, `Date`, `Data`; containers are `[Any]` and `[String: Any]` of such values, so they
+    ///   cast element-wise (`as? [Float]`, `as? [String: Int32]`, `as? [String: UInt8]`) under the
+    ///   same rules, and no element is wrapped in `Optional`.
     public var nativeValue: Any {
         switch self {
         case .string(let value): return value
         case .bool(let value): return value
-        case .integer(let value): return value
-        case .real(let value): return value
+        case .integer(let value): return NSNumber(value: value)
+        case .real(let value): return NSNumber(value: value)
+        case .float(let value): return NSNumber(value: value)
         case .date(let value): return value
         case .data(let value): return value
         case .array(let values): return values.map(\.nativeValue)

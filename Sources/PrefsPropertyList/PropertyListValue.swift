@@ -3,8 +3,9 @@ import Foundation
 /// One property-list value: the only kind of value a defaults domain stores.
 ///
 /// The storage layer works on this enum rather than on `Any`, so that what is written is known to
-/// be encodable, and what is read back converts to exactly one native Swift type: a Bool is never
-/// mistaken for an integer, and no value comes back wrapped in `Optional`.
+/// be encodable, and what is read back converts the way it does on Apple platforms: a number
+/// becomes an `NSNumber` that casts with `as?` to every Swift numeric type holding it exactly, a
+/// Bool stays a Swift `Bool`, and no value comes back wrapped in `Optional`.
 ///
 /// Convert a native value with ``init(_:)`` (which returns `nil` for anything that is not a
 /// property-list value) and back with ``nativeValue``. Being `Hashable`, values also compare whole
@@ -17,6 +18,7 @@ import Foundation
 /// - ``bool(_:)``
 /// - ``integer(_:)``
 /// - ``real(_:)``
+/// - ``float(_:)``
 /// - ``date(_:)``
 /// - ``data(_:)``
 /// - ``array(_:)``
@@ -43,6 +45,14 @@ public enum PropertyListValue: Sendable, Hashable {
     case integer(Int)
     /// A floating-point number, stored as a 64-bit real.
     case real(Double)
+    /// A single-precision number, stored as a 4-byte real in a binary property list, as CoreFoundation
+    /// stores a `Float`, so that tools show the value written (`12.3`, not `12.300000190734863`).
+    ///
+    /// A Swift `Float`, or an `NSNumber` made from one, converts to this case. XML has no width for
+    /// a `<real>`, so it is written there with the digits of its exact `Double` value and reads back
+    /// as ``real(_:)`` holding the same number (still `as? Float` when read). Being a case of its
+    /// own, `.float(0.5)` is not `==` to `.real(0.5)`: the two are stored differently.
+    case float(Float)
     /// A date, stored as seconds since 2001-01-01 as a 64-bit real (sub-microsecond precision
     /// for dates near the present).
     case date(Date)

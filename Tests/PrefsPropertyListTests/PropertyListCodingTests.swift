@@ -269,7 +269,7 @@ struct PropertyListPythonCompatibilityTests {
             [0x22] + bigEndianBytes(UInt64(Float(1.25).bitPattern), size: 4),
         ])
         #expect(try decodeBinary(file) == .array([
-            .integer(255), .integer(65_534), .integer(4_294_967_295), .integer(42), .integer(-2), .real(1.25),
+            .integer(255), .integer(65_534), .integer(4_294_967_295), .integer(42), .integer(-2), .float(1.25),
         ]))
     }
 

@@ -25,7 +25,8 @@ private enum FuzzCorpus {
         "ours-empty-domain.bplist", "ours-scalars.bplist", "ours-two-collections.bplist", "ours-nested-40.bplist",
         "plistlib-domain.bplist", "plistlib-domain.xml", "plistlib-empty.bplist", "plistlib-empty.xml",
         "plistlib-utf16-keys.bplist", "plistlib-wide-refs.bplist", "xml-bom-leading-space.xml", "xml-no-prolog.xml",
-        "limit-depth-512.bplist", "xml-limit-depth-510.xml",
+        "limit-depth-512.bplist", "xml-limit-depth-512.xml", "plistlib-equivalent-keys.bplist",
+        "plistlib-equivalent-keys.xml", "plistlib-leading-feff.xml", "xml-comments-in-text.xml",
     ]
 
     /// Seeds that must be reported unreadable: everything damaged or hostile whose handling is this library's own
@@ -37,7 +38,7 @@ private enum FuzzCorpus {
             "dict-key-not-string", "dict-repeated-key", "ascii-string-high-byte", "int128-out-of-range",
             "unsupported-markers", "shared-exponential", "empty-file", "header-only", "bplist01", "garbage", "nul-bytes",
             "openstep-text", "xml-lone-lt", "xml-deep-", "xml-root-scalar", "plistlib-root-array", "plistlib-int128",
-            "ours-root-", "real4-and-date", "limit-depth-513", "xml-limit-depth-511",
+            "ours-root-", "real4-and-date", "limit-depth-513", "xml-limit-depth-513",
         ]
         return prefixes.contains { name.hasPrefix($0) }
     }

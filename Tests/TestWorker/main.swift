@@ -29,6 +29,11 @@
 //   TestWorker userdefaults-get DIR DOMAIN KEY
 //       Reads KEY through the suite's UserDefaults API and prints one line: "string=… integer=… double=…
 //       bool=… object=present|nil", with "nil" for an absent string, and the lastError when there is one.
+//   TestWorker cast-entries DIR DOMAIN STORAGE_KEY
+//       Reads the collection through the base class and, for every entry (sorted by name) and every cast of
+//       `castNames`, prints "NAME<TAB>CAST<TAB>RESULT": what `as?` gives, "nil" or the value (containers as
+//       elements joined by ",", dictionaries as sorted "key=value"), so the parent checks casts made in a
+//       process that did not write the values.
 import Foundation
 import RVS_PersistentPrefs
 
@@ -158,8 +163,37 @@ case "userdefaults-get":
         + "bool=\(defaults.bool(forKey: storageKey)) object=\(object)"
     say(line + (defaults.lastError.map { " error=\($0)" } ?? ""))
 
+case "cast-entries":
+    guard arguments.count == 5 else { fail("cast-entries takes no more arguments") }
+    let values = OpenPreferences(key: storageKey).values
+    for name in values.keys.sorted() {
+        for (cast, apply) in castTable() {
+            say("\(name)\t\(cast)\t\(apply(values[name]!) ?? "nil")")
+        }
+    }
+
 default:
     fail("unknown command \(command)")
+}
+
+/// The casts `cast-entries` reports: every Swift numeric type, Bool and CGFloat, each also as the element
+/// type of an array and of a string-keyed dictionary, and one cast two levels down.
+func castTable() -> [(String, (Any) -> String?)] {
+    func scalar<T>(_ type: T.Type) -> (Any) -> String? { { value in (value as? T).map { "\($0)" } } }
+    func array<T>(_ type: T.Type) -> (Any) -> String? {
+        { value in (value as? [T]).map { $0.map { "\($0)" }.joined(separator: ",") } }
+    }
+    func dictionary<T>(_ type: T.Type) -> (Any) -> String? {
+        { value in (value as? [String: T]).map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") } }
+    }
+    func all<T>(_ name: String, _ type: T.Type) -> [(String, (Any) -> String?)] {
+        [(name, scalar(type)), ("[\(name)]", array(type)), ("[String: \(name)]", dictionary(type))]
+    }
+    return all("Int", Int.self) + all("Int8", Int8.self) + all("Int16", Int16.self) + all("Int32", Int32.self)
+        + all("Int64", Int64.self) + all("UInt", UInt.self) + all("UInt8", UInt8.self) + all("UInt16", UInt16.self)
+        + all("UInt32", UInt32.self) + all("UInt64", UInt64.self) + all("Float", Float.self) + all("Double", Double.self)
+        + all("Bool", Bool.self) + all("CGFloat", CGFloat.self)
+        + [("[String: [String: [Float]]]", dictionary([String: [Float]].self))]
 }
 
 /// A field of /proc/self/status in kB (`VmRSS`, `VmHWM`).

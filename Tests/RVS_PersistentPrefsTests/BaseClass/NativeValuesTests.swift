@@ -42,7 +42,8 @@ struct BaseClassNativeValuesTests {
         }
     }
 
-    @Test("Each kind of value reads back as its native type with the value written", arguments: Reader.allCases)
+    @Test("Each kind of value reads back as on Apple platforms (numbers as NSNumber, Bool as Bool) with the value written",
+          arguments: Reader.allCases)
     func valuesReadBackNative(reader: Reader) throws {
         let fixture = try BaseClassFixture()
         let writer = fixture.prefs()
@@ -59,17 +60,19 @@ struct BaseClassNativeValuesTests {
         #expect(values["flag"] as? Int == nil, "a Bool must not read as an Int")
         #expect(values["off"] as? Int == nil, "a Bool must not read as an Int")
 
-        #expect(type(of: try #require(values["big"])) == Int.self)
+        #expect(try #require(values["big"]) is NSNumber, "numbers read back as NSNumber, as on Apple platforms")
         #expect(values["big"] as? Int == Int.max)
         #expect(values["small"] as? Int == Int.min)
         #expect(values["big"] as? Bool == nil, "an Int must not read as a Bool")
         #expect(values["narrow"] as? Int == -8)
         #expect(values["unsigned"] as? Int == Int(UInt32.max))
 
-        #expect(type(of: try #require(values["ratio"])) == Double.self)
+        #expect(try #require(values["ratio"]) is NSNumber)
         #expect(values["ratio"] as? Double == 3.25)
         #expect(values["ratio"] as? Int == nil)
         #expect(values["single"] as? Double == 0.25)
+        #expect(values["single"] as? Float == 0.25)
+        #expect("\(values["flag"]!)" == "true" && "\(values["off"]!)" == "false", "a Bool prints as true/false")
 
         #expect(type(of: try #require(values["when"])) == Date.self)
         #expect(values["when"] as? Date == Self.when, "the date lost precision")
@@ -79,7 +82,7 @@ struct BaseClassNativeValuesTests {
         #expect(values["name"] as? String == "Grüße, 世界 🌍")
     }
 
-    @Test("Containers read back as [Any] and [String: Any] of native values: no Optional wrapping, no AnyHashable keys",
+    @Test("Containers read back as [Any] and [String: Any] of values read as at the top: no Optional wrapping, no AnyHashable keys",
           arguments: Reader.allCases)
     func containersReadBackNative(reader: Reader) throws {
         let fixture = try BaseClassFixture()
@@ -91,9 +94,9 @@ struct BaseClassNativeValuesTests {
         #expect(type(of: listValue) == [Any].self)
         let list = try #require(listValue as? [Any])
         #expect(list.count == 6)
-        #expect(type(of: list[0]) == Int.self && list[0] as? Int == 1)
+        #expect(list[0] is NSNumber && list[0] as? Int == 1)
         #expect(type(of: list[1]) == String.self && list[1] as? String == "two")
-        #expect(type(of: list[2]) == Double.self && list[2] as? Double == 3.5)
+        #expect(list[2] is NSNumber && list[2] as? Double == 3.5)
         #expect(type(of: list[3]) == Bool.self && list[3] as? Bool == false)
         let pair = try #require(list[4] as? [Any])
         #expect(type(of: pair[0]) == Date.self && pair[0] as? Date == Self.when)
@@ -104,7 +107,7 @@ struct BaseClassNativeValuesTests {
         let mapValue = try #require(prefs["map"])
         #expect(type(of: mapValue) == [String: Any].self, "got \(type(of: mapValue))")
         let map = try #require(mapValue as? [String: Any])
-        #expect(type(of: try #require(map["a"])) == Int.self)
+        #expect(try #require(map["a"]) is NSNumber && map["a"] as? Int == 1)
         let inner = try #require(map["b"])
         #expect(type(of: inner) == [String: Any].self)
         let deepest = try #require((inner as? [String: Any])?["c"])
@@ -165,11 +168,34 @@ struct BaseClassNativeValuesTests {
         #expect(type(of: try #require(prefs["flag"])) == Bool.self)
         #expect(prefs["flag"] as? Int == nil)
         #expect(prefs["big"] as? Int == Int.max && prefs["small"] as? Int == Int.min)
-        #expect(type(of: try #require(prefs["ratio"])) == Double.self)
+        #expect(try #require(prefs["ratio"]) is NSNumber && prefs["ratio"] as? Double == 3.25)
         #expect(prefs["when"] as? Date == ISO8601DateFormatter().date(from: "2025-01-02T03:04:05Z"))
         #expect(prefs["blob"] as? Data == Self.blob)
         #expect(type(of: try #require(prefs["list"])) == [Any].self)
         #expect(type(of: try #require(prefs["map"])) == [String: Any].self)
         #expect((prefs["map"] as? [String: Any])?["a"] as? Bool == false)
+    }
+
+    @Test("A domain Python wrote with keys equal under String == (\"é\", \"e\\u{301}\") reads; a later write keeps only the precomposed entry",
+          arguments: ["BINARY", "XML"])
+    func equivalentKeysFromPython(format: String) throws {
+        let fixture = try BaseClassFixture()
+        fixture.writeDomainFile(try python("""
+            import plistlib, sys
+            value = {'settings': {'\\u00e9': 'precomposed', 'e\\u0301': 'decomposed', 'name': 'kept'}}
+            sys.stdout.buffer.write(plistlib.dumps(value, fmt=plistlib.FMT_\(format)))
+            """))
+        let prefs = BaseClassTestPrefs(suite: fixture.suite, key: "settings", values: nil, allowing: ["é", "name", "flag"])
+        #expect(prefs.baseClassOutcome == .success, "the domain must stay readable")
+        #expect(prefs.values.count == 2)
+        #expect(prefs["é"] as? String == "precomposed")
+        prefs["flag"] = true
+        #expect(prefs.lastError == nil)
+        let seen = try python("""
+            import plistlib, sys
+            value = plistlib.load(open('\(fixture.path)', 'rb'))['settings']
+            print(sorted((k.encode('unicode_escape').decode(), v) for k, v in value.items()))
+            """)
+        #expect(String(decoding: seen, as: UTF8.self) == "[('\\\\xe9', 'precomposed'), ('flag', True), ('name', 'kept')]\n")
     }
 }

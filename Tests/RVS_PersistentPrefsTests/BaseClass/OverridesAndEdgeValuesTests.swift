@@ -38,10 +38,10 @@ struct BaseClassOverridesAndEdgeValuesTests {
         #expect(prefs.reported.first?.contains("undeclared") == true)
     }
 
-    @Test("Every floating-point type is a property-list real: CGFloat, Float, Double")
+    @Test("Every floating-point type is a property-list real: CGFloat and Double of 8 bytes, Float of 4 as CoreFoundation stores it")
     func everyFloatingPointTypeIsAReal() {
         #expect(PropertyListValue(CGFloat(1.5)) == .real(1.5))
-        #expect(PropertyListValue(Float(0.25)) == .real(0.25))
+        #expect(PropertyListValue(Float(0.25)) == .float(0.25))
         #expect(PropertyListValue([CGFloat(2)] as [Any]) == .array([.real(2)]))
     }
 

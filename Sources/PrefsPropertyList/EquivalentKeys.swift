@@ -1,0 +1,53 @@
+import Foundation
+
+/// How a reader builds a dictionary from a file whose keys Swift's `String ==` may merge.
+///
+/// CoreFoundation and Python compare keys by code point, so a file they write may hold both a
+/// precomposed `"é"` and `"e\u{301}"`, which are one key to a Swift dictionary. Such a file stays
+/// readable: one entry survives, key and value together, chosen by the keys alone (see
+/// ``survives(_:over:)``), so a dictionary reads the same whatever order its writer used (Python sorts
+/// keys, CoreFoundation writes them in hash order) and whatever the format.
+package enum EquivalentKeys {
+    /// What to do with a key repeated with identical code points.
+    package enum IdenticalKeys {
+        /// Refuse the file: no writer that serializes a dictionary produces one in a binary file.
+        case reject
+        /// The later entry wins, as XML readers (Foundation's, Python's) have always done.
+        case laterWins
+    }
+
+    /// Adds an entry. Returns `false` for a key repeated with identical code points under `.reject`.
+    package static func insert(
+        _ element: PropertyListValue, forKey key: String, into values: inout [String: PropertyListValue],
+        identical: IdenticalKeys
+    ) -> Bool {
+        // One hash on the common path; `updateValue` replaces only the value, never the key.
+        guard let earlier = values.updateValue(element, forKey: key), let index = values.index(forKey: key) else {
+            return true
+        }
+        let existing = values.keys[index]
+        if existing.unicodeScalars.elementsEqual(key.unicodeScalars) {
+            return identical == .laterWins
+        }
+        if survives(key, over: existing) {
+            values.remove(at: index)
+            values[key] = element
+        } else {
+            values.values[index] = earlier
+        }
+        return true
+    }
+
+    /// Whether `key` wins over `other`, a different spelling of an equal key: the spelling in Unicode
+    /// normalization form C wins (the precomposed one, which Swift source, keyboards and most text use,
+    /// so a write back keeps the canonical spelling; at most one of two canonically equivalent
+    /// spellings is NFC); when neither is, the one that comes first in code-point order.
+    package static func survives(_ key: String, over other: String) -> Bool {
+        let isNFC = { (text: String) in
+            text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars)
+        }
+        let (keyIsNFC, otherIsNFC) = (isNFC(key), isNFC(other))
+        if keyIsNFC != otherIsNFC { return keyIsNFC }
+        return key.unicodeScalars.lexicographicallyPrecedes(other.unicodeScalars) { $0.value < $1.value }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import PrefsPropertyList
+import TestSupport
+
+/// Python (like CoreFoundation) compares keys by code point, so it writes dictionaries holding both a
+/// precomposed "é" and "e\u{301}", which Swift's `String ==` treats as one key. Such a file stays
+/// readable: the entry whose key is in normalization form C (the precomposed "é") survives, whatever the
+/// order or format the writer used.
+@Suite("Keys equal under String == but spelled differently")
+struct EquivalentKeysTests {
+    /// Python writes keys sorted by code point: "e\u{301}" (U+0065 U+0301), "other", then "é" (U+00E9).
+    private static let script = """
+        import plistlib, sys
+        value = {'\\u00e9': 1, 'e\\u0301': 2, 'other': 3, 'nested': {'\\u00e9': 'precomposed', 'e\\u0301': 'decomposed'}}
+        sys.stdout.buffer.write(plistlib.dumps(value, fmt=plistlib.FMT_%@))
+        """
+
+    private func pythonFile(_ format: String) throws -> [UInt8] {
+        try python(Self.script.replacingOccurrences(of: "%@", with: format))
+    }
+
+    @Test("A domain file written by Python with both spellings reads, keeping the precomposed key and its value",
+          arguments: ["BINARY", "XML"])
+    func readable(format: String) throws {
+        let value = try PropertyListValue(propertyListData: Data(try pythonFile(format)))
+        let top = try #require(value.dictionaryValue)
+        #expect(top.count == 3)
+        #expect(top["é"] == .integer(1), "the precomposed entry gives the value")
+        #expect(top["e\u{301}"] == .integer(1))
+        let spelling = try #require(top.keys.first { $0 == "é" })
+        #expect(Array(spelling.unicodeScalars) == ["\u{E9}"], "the precomposed entry gives the spelling")
+        #expect(top["other"] == .integer(3))
+        #expect(top["nested"]?.dictionaryValue == ["é": .string("precomposed")])
+    }
+
+    @Test("Binary and XML, with the keys in either order, read as the same value, spelling included")
+    func formatsAndOrdersAgree() throws {
+        var encodings: Set<[UInt8]> = []
+        for format in ["BINARY", "XML"] {
+            for order in ["'\\u00e9', 'e\\u0301'", "'e\\u0301', '\\u00e9'"] {
+                let file = try python("""
+                    import plistlib, sys
+                    value = {key: key.encode('unicode_escape').decode() for key in [\(order)]}
+                    sys.stdout.buffer.write(plistlib.dumps(value, fmt=plistlib.FMT_\(format), sort_keys=False))
+                    """)
+                let value = try PropertyListValue(propertyListData: Data(file))
+                #expect(value == .dictionary(["é": .string("\\xe9")]), "\(format), keys \(order)")
+                encodings.insert(BinaryPropertyList.encode(value))
+            }
+        }
+        #expect(encodings.count == 1)
+    }
+
+    @Test("Writing the value back keeps one entry per key: the other spelling's entry is gone from the file")
+    func laterWriteDropsTheOther() throws {
+        let value = try PropertyListValue(propertyListData: Data(try pythonFile("BINARY")))
+        let rewritten = BinaryPropertyList.encode(value)
+        let seen = try python("""
+            import plistlib, sys
+            value = plistlib.loads(sys.stdin.buffer.read())
+            print(sorted((k.encode('unicode_escape').decode(), v) for k, v in value.items() if k != 'nested'))
+            """, input: rewritten)
+        #expect(String(decoding: seen, as: UTF8.self) == "[('\\\\xe9', 1), ('other', 3)]\n")
+    }
+
+    @Test("A key repeated with identical code points still makes the file unreadable")
+    func identicalKeysRejected() throws {
+        var file = Array("bplist00".utf8)
+        let objects: [[UInt8]] = [[0xD2, 1, 1, 2, 3], [0x51, 0x61], [0x10, 1], [0x10, 2]]
+        var offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(file.count))
+            file += object
+        }
+        let table = UInt8(file.count)
+        file += offsets + [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, UInt8(objects.count)]
+            + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, table]
+        #expect(throws: PropertyListCodingError.self) { try PropertyListValue(propertyListData: Data(file)) }
+    }
+}
