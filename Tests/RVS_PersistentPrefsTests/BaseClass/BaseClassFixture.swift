@@ -12,7 +12,7 @@ import TestSupport
 
 /// A subclass as users write it (entry names in `keys`, typed properties over the subscript), over an
 /// injected suite.
-class BaseClassTestPrefs: RVS_PersistentPrefs {
+class BaseClassTestPrefs: RVS_PersistentPrefs, BaseClassWriteTarget {
     /// The entry names the tests use.
     static let standardKeys = [
         "appearance", "launchCount", "flag", "off", "big", "small", "ratio", "when", "now", "blob", "name",
@@ -196,44 +196,11 @@ extension RVS_PersistentPrefs {
     var baseClassOutcome: BaseClassOutcome { BaseClassOutcome(lastError) }
 }
 
-/// The writes the tests apply in every way the base class offers, for rules that hold for all of them.
-enum BaseClassWrite: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    /// `prefs.values = entries`, the whole collection replaced.
-    case assignValues
-    /// `prefs[name] = value` for each entry.
-    case subscriptSet
-    /// A new instance made with `init(key:values:)`, merging the entries.
-    case initializerMerge
-    /// `prefs.values[name] = value` for each entry: an in-place mutation.
-    case inPlaceMutation
-
-    var testDescription: String {
-        switch self {
-        case .assignValues: return "values = [...]"
-        case .subscriptSet: return "prefs[name] = value"
-        case .initializerMerge: return "init(key:values:)"
-        case .inPlaceMutation: return "prefs.values[name] = value"
-        }
-    }
-
-    /// Applies `entries` to the collection under `key`; returns the instance whose `lastError` tells the outcome.
+extension BaseClassWriteKind {
+    /// Performs the write on the collection `settings` of a new instance over `fixture`, with `entries`
+    /// instead of its own if given; returns the instance whose `lastError` tells the outcome.
     @discardableResult
-    func apply(_ entries: [String: Any], in fixture: BaseClassFixture, key: String = "settings") -> BaseClassTestPrefs {
-        switch self {
-        case .initializerMerge:
-            return fixture.prefs(key: key, values: entries)
-        case .assignValues:
-            let prefs = fixture.prefs(key: key)
-            prefs.values = entries
-            return prefs
-        case .subscriptSet:
-            let prefs = fixture.prefs(key: key)
-            for (name, value) in entries { prefs[name] = value }
-            return prefs
-        case .inPlaceMutation:
-            let prefs = fixture.prefs(key: key)
-            for (name, value) in entries { prefs.values[name] = value }
-            return prefs
-        }
+    func perform(_ entries: [String: Any]? = nil, in fixture: BaseClassFixture) -> BaseClassTestPrefs {
+        perform(entries) { fixture.prefs(values: $0) }
     }
 }

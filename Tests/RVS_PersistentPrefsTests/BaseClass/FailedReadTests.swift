@@ -30,62 +30,10 @@ enum BaseClassUnreadableFile: String, CaseIterable, Sendable {
     }
 }
 
-/// The writes that need a successful read first, and so must write nothing when it fails.
-enum BaseClassDependentWrite: String, CaseIterable, Sendable {
-    case initializerMerge = "init(key:values:)"
-    case subscriptSet = "prefs[name] = value"
-    case subscriptRemove = "prefs[name] = nil"
-    case inPlaceMutation = "prefs.values[name] = value"
-    case inPlaceRemoval = "prefs.values.removeAll()"
-
-    func perform(in fixture: BaseClassFixture) -> BaseClassTestPrefs {
-        switch self {
-        case .initializerMerge:
-            return fixture.prefs(values: ["appearance": "dark"])
-        case .subscriptSet:
-            let prefs = fixture.prefs()
-            prefs["appearance"] = "dark"
-            return prefs
-        case .subscriptRemove:
-            let prefs = fixture.prefs()
-            prefs["appearance"] = nil
-            return prefs
-        case .inPlaceMutation:
-            let prefs = fixture.prefs()
-            prefs.values["appearance"] = "dark"
-            return prefs
-        case .inPlaceRemoval:
-            let prefs = fixture.prefs()
-            prefs.values.removeAll()
-            return prefs
-        }
-    }
-}
-
-/// The deliberate whole replacements, which repair what cannot be read.
-enum BaseClassRepair: String, CaseIterable, Sendable {
-    case assignValues = "values = [...]"
-    case clear = "clear()"
-    case deleteAll = "deleteAll()"
-    case assignEmpty = "values = [:]"
-
-    var expected: [String: PropertyListValue]? {
-        self == .assignValues ? ["appearance": .string("repaired")] : nil
-    }
-
-    func perform(on prefs: RVS_PersistentPrefs) {
-        switch self {
-        case .assignValues: prefs.values = ["appearance": "repaired"]
-        case .clear: prefs.clear()
-        case .deleteAll: prefs.deleteAll()
-        case .assignEmpty: prefs.values = [:]
-        }
-    }
-}
-
 @Suite("A failed read: an unreadable domain file or a stored value that is not a dictionary aborts the writes that needed it")
 struct BaseClassFailedReadTests {
-    static let unreadableCases = BaseClassUnreadableFile.allCases.flatMap { file in BaseClassDependentWrite.allCases.map { (file, $0) } }
+    static let dependentWrites = BaseClassWriteKind.allCases.filter(\.readsStoredCollection)
+    static let unreadableCases = BaseClassUnreadableFile.allCases.flatMap { file in dependentWrites.map { (file, $0) } }
 
     func asideFiles(_ fixture: BaseClassFixture) -> [String] {
         fixture.domainDirectoryContents().filter { $0.hasPrefix("app.plist.unreadable-") }
@@ -109,7 +57,7 @@ struct BaseClassFailedReadTests {
 
     @Test("Over an unreadable domain file, merges, subscript writes and in-place mutations write nothing and move nothing",
           arguments: unreadableCases)
-    func unreadableFileAbortsDependentWrites(file: BaseClassUnreadableFile, write: BaseClassDependentWrite) throws {
+    func unreadableFileAbortsDependentWrites(file: BaseClassUnreadableFile, write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         fixture.writeDomainFile(file.bytes)
         let before = try #require(fixture.fileState())
@@ -120,8 +68,8 @@ struct BaseClassFailedReadTests {
     }
 
     @Test("values = [...], clear(), deleteAll() and values = [:] repair an unreadable file, moving it aside intact",
-          arguments: BaseClassRepair.allCases)
-    func deliberateReplacementRepairs(repair: BaseClassRepair) throws {
+          arguments: BaseClassWriteKind.allCases.filter(\.isRepair))
+    func deliberateReplacementRepairs(repair: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         let garbage = BaseClassUnreadableFile.notAPropertyList.bytes
         fixture.writeDomainFile(garbage)
@@ -137,8 +85,8 @@ struct BaseClassFailedReadTests {
             #expect(fileBytes(fixture.directory.appending("prefs/" + name)) == garbage, "the unreadable file was not kept intact")
         }
         let stored = try fixture.stored()
-        #expect(stored["settings"] == repair.expected.map(PropertyListValue.dictionary))
-        #expect(prefs.values.count == (repair.expected?.count ?? 0))
+        #expect(stored["settings"] == (repair.removesCollection ? nil : .dictionary(repair.after)))
+        #expect(prefs.values.count == repair.after.count)
         #expect(prefs.baseClassOutcome == .success)
         prefs["launchCount"] = 1
         #expect(prefs.baseClassOutcome == .success, "after the repair, ordinary writes work again")
@@ -174,8 +122,8 @@ struct BaseClassFailedReadTests {
     }
 
     @Test("Over a stored value that is not a dictionary, merges, subscript writes and in-place mutations write nothing",
-          arguments: BaseClassDependentWrite.allCases)
-    func nonDictionaryAbortsDependentWrites(write: BaseClassDependentWrite) throws {
+          arguments: dependentWrites)
+    func nonDictionaryAbortsDependentWrites(write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(["settings": .string("dark"), "other": .dictionary(["flag": .bool(true)])])
         let before = try #require(fixture.fileState())
@@ -200,8 +148,8 @@ struct BaseClassFailedReadTests {
     }
 
     @Test("clear(), deleteAll() and values = [:] remove a stored value that is not a dictionary, and leave other storage keys",
-          arguments: BaseClassRepair.allCases.filter { $0 != .assignValues })
-    func removalRepairsNonDictionary(repair: BaseClassRepair) throws {
+          arguments: BaseClassWriteKind.allCases.filter { $0.isRepair && $0.removesCollection })
+    func removalRepairsNonDictionary(repair: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(["settings": .integer(5), "other": .dictionary(["flag": .bool(true)])])
         let prefs = fixture.prefs()

@@ -8,7 +8,7 @@ import TestSupport
 
 /// A subclass exactly as the Quick start writes it: no injected suite, so it uses the default
 /// `userDefaults` that `groupID` and the other process-wide settings select.
-final class BaseClassDefaultSuitePrefs: RVS_PersistentPrefs {
+final class BaseClassDefaultSuitePrefs: RVS_PersistentPrefs, BaseClassWriteTarget {
     override var keys: [String] { ["launchCount", "appearance"] }
     var appearance: String {
         get { self["appearance"] as? String ?? "system" }
@@ -112,20 +112,8 @@ struct BaseClassGroupIDTests {
             #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
             for operation in BaseClassOperation.allCases {
                 prefs.lastError = nil
-                switch operation {
-                case .readValues: _ = prefs.values
-                case .assignValues: prefs.values = ["appearance": "x"]
-                case .assignEmpty: prefs.values = [:]
-                case .inPlaceMutation: prefs.values["appearance"] = "x"
-                case .subscriptGet: _ = prefs["appearance"]
-                case .subscriptSet: prefs["appearance"] = "x"
-                case .subscriptRemove: prefs["appearance"] = nil
-                case .count: _ = prefs.count
-                case .clear: prefs.clear()
-                case .deleteAll: prefs.deleteAll()
-                case .flush: prefs.flush()
-                }
-                #expect(prefs.baseClassOutcome == .userDefaultsUnavailable, "\(operation.rawValue)")
+                operation.perform(on: prefs)
+                #expect(prefs.baseClassOutcome == .userDefaultsUnavailable, "\(operation.testDescription)")
             }
             #expect(everything(directory).isEmpty, "written: \(everything(directory))")
         }

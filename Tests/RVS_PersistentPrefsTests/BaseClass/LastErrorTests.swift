@@ -5,45 +5,6 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
-/// Every operation of the base class on an existing instance.
-enum BaseClassOperation: String, CaseIterable, Sendable {
-    case readValues = "values (get)"
-    case assignValues = "values = [...]"
-    case assignEmpty = "values = [:]"
-    case inPlaceMutation = "values[name] = value"
-    case subscriptGet = "prefs[name] (get)"
-    case subscriptSet = "prefs[name] = value"
-    case subscriptRemove = "prefs[name] = nil"
-    case count = "count"
-    case clear = "clear()"
-    case deleteAll = "deleteAll()"
-    case flush = "flush()"
-
-    /// Performs the operation with valid arguments.
-    func perform(on prefs: BaseClassTestPrefs) {
-        switch self {
-        case .readValues: _ = prefs.values
-        case .assignValues: prefs.values = ["appearance": "assigned", "launchCount": 9]
-        case .assignEmpty: prefs.values = [:]
-        case .inPlaceMutation: prefs.values["appearance"] = "mutated"
-        case .subscriptGet: _ = prefs["appearance"]
-        case .subscriptSet: prefs["appearance"] = "set"
-        case .subscriptRemove: prefs["launchCount"] = nil
-        case .count: _ = prefs.count
-        case .clear: prefs.clear()
-        case .deleteAll: prefs.deleteAll()
-        case .flush: prefs.flush()
-        }
-    }
-
-    var isWrite: Bool {
-        switch self {
-        case .readValues, .subscriptGet, .count, .flush: return false
-        default: return true
-        }
-    }
-}
-
 /// An instance whose suite is missing altogether.
 final class BaseClassNoSuitePrefs: BaseClassTestPrefs {
     init() { super.init(suite: nil, key: "settings", values: nil) }
@@ -63,14 +24,14 @@ struct BaseClassLastErrorTests {
     }
 
     @Test("A read starts a new operation: after a failed read is repaired from outside, the next read clears the error",
-          arguments: BaseClassOperation.allCases.filter { !$0.isWrite })
-    func readClearsAnEarlierStorageError(operation: BaseClassOperation) throws {
+          arguments: BaseClassRead.allCases)
+    func readClearsAnEarlierStorageError(read: BaseClassRead) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(["settings": .string("not a dictionary")])
         let prefs = fixture.prefs()
         #expect(prefs.baseClassOutcome == .invalidStoredValue(key: "settings"))
         try fixture.seed(["settings": .dictionary(["appearance": .string("dark")])])
-        operation.perform(on: prefs)
+        read.perform(on: prefs)
         #expect(prefs.baseClassOutcome == .success)
     }
 

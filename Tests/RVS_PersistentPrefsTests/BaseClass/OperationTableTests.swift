@@ -267,20 +267,10 @@ struct BaseClassOperationTableTests {
 
     // MARK: Removal
 
-    enum Removal: String, CaseIterable, Sendable {
-        case clear = "clear()", deleteAll = "deleteAll()", assignEmpty = "values = [:]"
+    static let removals = BaseClassWriteKind.allCases.filter(\.removesCollection)
 
-        func perform(on prefs: RVS_PersistentPrefs) {
-            switch self {
-            case .clear: prefs.clear()
-            case .deleteAll: prefs.deleteAll()
-            case .assignEmpty: prefs.values = [:]
-            }
-        }
-    }
-
-    @Test("clear(), deleteAll() and values = [:] remove only this storage key from the domain file", arguments: Removal.allCases)
-    func removalRemovesOnlyThisStorageKey(removal: Removal) throws {
+    @Test("clear(), deleteAll(), values = [:] and values.removeAll() remove only this storage key from the domain file", arguments: removals)
+    func removalRemovesOnlyThisStorageKey(removal: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         let other: [String: PropertyListValue] = ["other": .dictionary(["appearance": .string("other")]), "loose": .integer(42)]
         try fixture.seed(other.merging(["settings": .dictionary(["appearance": .string("dark")])]) { old, _ in old })
@@ -292,9 +282,9 @@ struct BaseClassOperationTableTests {
         #expect(prefs.count == 0)
     }
 
-    @Test("After clear(), deleteAll() or values = [:], a value of the global or registration domain is visible again",
-          arguments: Removal.allCases)
-    func removalExposesLowerDomains(removal: Removal) throws {
+    @Test("After clear(), deleteAll(), values = [:] or values.removeAll(), a value of the global or registration domain is visible again",
+          arguments: removals)
+    func removalExposesLowerDomains(removal: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         fixture.suite.register(propertyListDefaults: ["registeredKey": .dictionary(["appearance": .string("registered")])])
         try fixture.global.modify(repairing: .failIfUnreadable) { $0["globalKey"] = .dictionary(["appearance": .string("global")]) }
@@ -312,8 +302,8 @@ struct BaseClassOperationTableTests {
         #expect(fixture.suite.registrationDomain["registeredKey"] == .dictionary(["appearance": .string("registered")]))
     }
 
-    @Test("clear(), deleteAll() and values = [:] of a collection that is not stored write nothing", arguments: Removal.allCases)
-    func removalOfMissingCollectionWritesNothing(removal: Removal) throws {
+    @Test("clear(), deleteAll(), values = [:] and values.removeAll() of a collection that is not stored write nothing", arguments: removals)
+    func removalOfMissingCollectionWritesNothing(removal: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(["other": .dictionary(["flag": .bool(true)])])
         let before = try #require(fixture.fileState())

@@ -53,15 +53,15 @@ struct BaseClassValidationTests {
 
     // MARK: Names
 
-    @Test("Names not in keys are rejected with incorrectKeys naming them, sorted", arguments: BaseClassWrite.allCases)
-    func unknownNamesAreRejectedSorted(write: BaseClassWrite) throws {
+    @Test("Names not in keys are rejected with incorrectKeys naming them, sorted", arguments: BaseClassWriteKind.allCases.filter(\.takesEntries))
+    func unknownNamesAreRejectedSorted(write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
-        let entries: [String: Any] = write == .assignValues || write == .initializerMerge
+        let entries: [String: Any] = write.validatesEntriesTogether
             ? ["zz": 1, "appearance": "light", "aa": 2, "mm": 3]
             : ["zz": 1]
-        let prefs = write.apply(entries, in: fixture)
-        let expected = write == .assignValues || write == .initializerMerge ? ["aa", "mm", "zz"] : ["zz"]
+        let prefs = write.perform(entries, in: fixture)
+        let expected = write.validatesEntriesTogether ? ["aa", "mm", "zz"] : ["zz"]
         #expect(prefs.baseClassOutcome == .incorrectKeys(expected))
         #expect(try fixture.stored() == Self.seeded)
     }
@@ -86,15 +86,15 @@ struct BaseClassValidationTests {
         #expect(try fixture.stored().isEmpty)
     }
 
-    @Test("Names are checked before values: a write with both faults reports incorrectKeys", arguments: BaseClassWrite.allCases)
-    func keysAreCheckedFirst(write: BaseClassWrite) throws {
+    @Test("Names are checked before values: a write with both faults reports incorrectKeys", arguments: BaseClassWriteKind.allCases.filter(\.takesEntries))
+    func keysAreCheckedFirst(write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
-        let entries: [String: Any] = write == .assignValues || write == .initializerMerge
+        let entries: [String: Any] = write.validatesEntriesTogether
             ? ["bogus": NSNull(), "appearance": URL(fileURLWithPath: "/tmp"), "zzz": 1]
             : ["bogus": NSNull()]
-        let prefs = write.apply(entries, in: fixture)
-        let expected = write == .assignValues || write == .initializerMerge ? ["bogus", "zzz"] : ["bogus"]
+        let prefs = write.perform(entries, in: fixture)
+        let expected = write.validatesEntriesTogether ? ["bogus", "zzz"] : ["bogus"]
         #expect(prefs.baseClassOutcome == .incorrectKeys(expected))
         #expect(try fixture.stored() == Self.seeded)
     }
@@ -122,22 +122,22 @@ struct BaseClassValidationTests {
     @Test("A value that is not a property-list value, at any depth, is rejected with valuesNotPlistCompatible naming its entry",
           arguments: BaseClassNonPlistValue.allCases)
     func nonPropertyListValuesAreRejected(bad: BaseClassNonPlistValue) throws {
-        for write in BaseClassWrite.allCases {
+        for write in BaseClassWriteKind.allCases.filter(\.takesEntries) {
             let fixture = try BaseClassFixture()
             try fixture.seed(Self.seeded)
             let before = try #require(fixture.fileState())
-            let prefs = write.apply(["map": bad.value], in: fixture)
+            let prefs = write.perform(["map": bad.value], in: fixture)
             #expect(prefs.baseClassOutcome == .valuesNotPlistCompatible(["map"]), "\(write.testDescription)")
             #expect(fixture.fileState() == before, "\(write.testDescription) changed the file")
         }
     }
 
     @Test("Offending entries are named by their top-level name, sorted, and the good entries of the write are not saved",
-          arguments: [BaseClassWrite.assignValues, .initializerMerge])
-    func offendingNamesAreSortedAndNothingIsSaved(write: BaseClassWrite) throws {
+          arguments: BaseClassWriteKind.allCases.filter(\.validatesEntriesTogether))
+    func offendingNamesAreSortedAndNothingIsSaved(write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
-        let prefs = write.apply([
+        let prefs = write.perform([
             "zeta": NSNull(), "alpha": ["nested": [URL(fileURLWithPath: "/x")]] as [String: Any],
             "mid": 1, "appearance": UUID(), "name": "fine",
         ], in: fixture)
@@ -155,15 +155,15 @@ struct BaseClassValidationTests {
         #expect(try fixture.stored() == Self.seeded)
     }
 
-    @Test("Every kind of property-list value is accepted, at any depth", arguments: BaseClassWrite.allCases)
-    func propertyListValuesAreAccepted(write: BaseClassWrite) throws {
+    @Test("Every kind of property-list value is accepted, at any depth", arguments: BaseClassWriteKind.allCases.filter(\.takesEntries))
+    func propertyListValuesAreAccepted(write: BaseClassWriteKind) throws {
         let fixture = try BaseClassFixture()
         let nested: [String: Any] = [
             "string": "s", "bool": true, "int": -5, "double": 0.5, "date": Date(timeIntervalSinceReferenceDate: 1),
             "data": Data([0, 1]), "array": [1, "two", [3.0, ["four": false] as [String: Any]] as [Any]] as [Any],
             "int8": Int8(-8), "uint32": UInt32(32), "float": Float(1.5), "optional": Optional("wrapped") as Any,
         ]
-        let prefs = write.apply(["map": nested, "list": [nested, [nested]] as [Any], "name": "n"], in: fixture)
+        let prefs = write.perform(["map": nested, "list": [nested, [nested]] as [Any], "name": "n"], in: fixture)
         #expect(prefs.baseClassOutcome == .success)
         #expect(try fixture.stored()["settings"]?.dictionaryValue?.keys.sorted() == ["list", "map", "name"])
     }
@@ -171,7 +171,7 @@ struct BaseClassValidationTests {
     // MARK: A rejected write changes nothing
 
     /// The rejected writes of every kind, each with what `lastError` must say.
-    static let rejections: [(BaseClassWrite, [String: String], BaseClassOutcome)] = BaseClassWrite.allCases.flatMap { write in
+    static let rejections: [(BaseClassWriteKind, [String: String], BaseClassOutcome)] = BaseClassWriteKind.allCases.filter(\.takesEntries).flatMap { write in
         [
             (write, ["bogus": "string"], BaseClassOutcome.incorrectKeys(["bogus"])),
             (write, ["map": "url"], .valuesNotPlistCompatible(["map"])),
@@ -183,11 +183,11 @@ struct BaseClassValidationTests {
     }
 
     @Test("A rejected write leaves the stored bytes identical and the other storage keys untouched", arguments: rejections)
-    func rejectedWriteLeavesTheFile(write: BaseClassWrite, entries: [String: String], outcome: BaseClassOutcome) throws {
+    func rejectedWriteLeavesTheFile(write: BaseClassWriteKind, entries: [String: String], outcome: BaseClassOutcome) throws {
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
         let before = try #require(fixture.fileState())
-        let prefs = write.apply(Self.entries(entries), in: fixture)
+        let prefs = write.perform(Self.entries(entries), in: fixture)
         #expect(prefs.baseClassOutcome == outcome)
         #expect(fixture.fileState() == before)
         #expect(try fixture.stored()["other"] == Self.seeded["other"])
@@ -196,29 +196,23 @@ struct BaseClassValidationTests {
 
     @Test("A rejected write on a domain that does not exist yet creates nothing: no file, no lock file, no directory",
           arguments: rejections)
-    func rejectedWriteCreatesNothing(write: BaseClassWrite, entries: [String: String], outcome: BaseClassOutcome) throws {
+    func rejectedWriteCreatesNothing(write: BaseClassWriteKind, entries: [String: String], outcome: BaseClassOutcome) throws {
         let fixture = try BaseClassFixture()
-        let prefs = write.apply(Self.entries(entries), in: fixture)
+        let prefs = write.perform(Self.entries(entries), in: fixture)
         #expect(prefs.baseClassOutcome == outcome)
         #expect(fixture.everything().isEmpty, "a rejected write created \(fixture.everything())")
     }
 
     @Test("A rejected write notifies nobody, not even observers of the prior change", arguments: rejections)
-    func rejectedWriteNotifiesNobody(write: BaseClassWrite, entries: [String: String], outcome: BaseClassOutcome) throws {
-        guard write != .initializerMerge else { return }  // nobody can observe an instance before it exists
+    func rejectedWriteNotifiesNobody(write: BaseClassWriteKind, entries: [String: String], outcome: BaseClassOutcome) throws {
+        guard !write.isInitializer else { return }  // nobody can observe an instance before it exists
         let fixture = try BaseClassFixture()
         try fixture.seed(Self.seeded)
         let prefs = fixture.prefs()
         let counter = BaseClassNotificationCounter()
         let token = prefs.observe(\.values, options: [.prior, .old, .new]) { _, _ in counter.count += 1 }
         let typed = prefs.observe(\.appearance, options: [.prior]) { _, _ in counter.count += 1 }
-        let values = Self.entries(entries)
-        switch write {
-        case .assignValues: prefs.values = values
-        case .subscriptSet: for (name, value) in values { prefs[name] = value }
-        case .inPlaceMutation: for (name, value) in values { prefs.values[name] = value }
-        case .initializerMerge: break
-        }
+        write.perform(Self.entries(entries), on: prefs)
         #expect(prefs.baseClassOutcome == outcome)
         #expect(counter.count == 0, "a rejected write sent \(counter.count) notifications")
         token.invalidate()

@@ -5,46 +5,6 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
-/// The kinds of successful write through an instance (SPEC §3 table).
-enum ObservedWrite: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case subscriptWrite = "prefs[\"appearance\"] = \"dark\""
-    case typedProperty = "prefs.launchCount = 2"
-    case valuesAssignment = "prefs.values = [\"launchCount\": 7]"
-    case inPlaceMutation = "prefs.values[\"launchCount\"] = 8"
-    case removal = "prefs[\"appearance\"] = nil"
-    case clear = "prefs.clear()"
-    case deleteAll = "prefs.deleteAll()"
-    case emptyValues = "prefs.values = [:]"
-
-    var testDescription: String { rawValue }
-
-    static let before: [String: PropertyListValue] = ["launchCount": .integer(1), "appearance": .string("light")]
-
-    func perform(on prefs: ObservedPrefs) {
-        switch self {
-        case .subscriptWrite: prefs["appearance"] = "dark"
-        case .typedProperty: prefs.launchCount = 2
-        case .valuesAssignment: prefs.values = ["launchCount": 7]
-        case .inPlaceMutation: prefs.values["launchCount"] = 8
-        case .removal: prefs["appearance"] = nil
-        case .clear: prefs.clear()
-        case .deleteAll: prefs.deleteAll()
-        case .emptyValues: prefs.values = [:]
-        }
-    }
-
-    var after: [String: PropertyListValue] {
-        switch self {
-        case .subscriptWrite: return ["launchCount": .integer(1), "appearance": .string("dark")]
-        case .typedProperty: return ["launchCount": .integer(2), "appearance": .string("light")]
-        case .valuesAssignment: return ["launchCount": .integer(7)]
-        case .inPlaceMutation: return ["launchCount": .integer(8), "appearance": .string("light")]
-        case .removal: return ["launchCount": .integer(1)]
-        case .clear, .deleteAll, .emptyValues: return [:]
-        }
-    }
-}
-
 /// Registers an observer at the first moment one can exist: the initializer's first request for
 /// the suite, which comes before its merge. No observer can be registered from outside any earlier.
 final class SelfObservingPrefs: RVS_PersistentPrefs {
@@ -73,9 +33,9 @@ final class SelfObservingPrefs: RVS_PersistentPrefs {
 
 @Suite("Observation: every successful write through the instance notifies", .timeLimit(.minutes(1)))
 struct NotifyingWritesTests {
-    @Test("The write notifies key-path observers once (after its .prior notification) and the changes sequence once", arguments: ObservedWrite.allCases)
-    func successfulWriteNotifies(write: ObservedWrite) async {
-        let domain = InMemoryDomainStorage(contents: ["settings": .dictionary(ObservedWrite.before)])
+    @Test("The write notifies key-path observers once (after its .prior notification) and the changes sequence once", arguments: BaseClassWriteKind.allCases.filter { !$0.isInitializer })
+    func successfulWriteNotifies(write: BaseClassWriteKind) async {
+        let domain = InMemoryDomainStorage(contents: ["settings": .dictionary(BaseClassWriteKind.before)])
         var prefs: ObservedPrefs? = ObservedPrefs(suite: observationSuite(domain))
         let log = ObservationLog<ObservedNotification<[String: PropertyListValue]>>()
         let token = prefs!.logValues([.prior, .old, .new], into: log)
@@ -84,8 +44,8 @@ struct NotifyingWritesTests {
         write.perform(on: prefs!)
         #expect(prefs!.lastError == nil)
         #expect(log.events == [
-            ObservedNotification(isPrior: true, oldValue: ObservedWrite.before, newValue: nil),
-            ObservedNotification(isPrior: false, oldValue: ObservedWrite.before, newValue: write.after),
+            ObservedNotification(isPrior: true, oldValue: BaseClassWriteKind.before, newValue: nil),
+            ObservedNotification(isPrior: false, oldValue: BaseClassWriteKind.before, newValue: write.after),
         ])
         prefs = nil  // ends the sequence, so that collecting it is bounded
         #expect(await collectAll(changes) == [write.after])

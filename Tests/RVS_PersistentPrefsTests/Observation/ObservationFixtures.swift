@@ -9,7 +9,7 @@ import TestSupport
 
 /// The SPEC's `AppPreferences`, over an injected suite (an in-memory or file domain, never the
 /// user's real preferences), with two more entry names that the `TestWorker` writes.
-final class ObservedPrefs: RVS_PersistentPrefs {
+final class ObservedPrefs: RVS_PersistentPrefs, BaseClassWriteTarget {
     let suite: DefaultsSuite?
 
     init(key: String = "settings", suite: DefaultsSuite?, values: [String: Any]? = [:]) {

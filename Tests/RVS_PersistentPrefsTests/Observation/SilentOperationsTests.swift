@@ -5,54 +5,36 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
-/// Writes that fail validation, or whose stored collection cannot be read (SPEC §3).
-enum RejectedObservedWrite: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case valuesWithUnknownName = "prefs.values = [\"bogus\": 1]"
-    case valuesNotPropertyList = "prefs.values = [\"launchCount\": NSNull()]"
-    case subscriptUnknownName = "prefs[\"bogus\"] = 1"
-    case subscriptNull = "prefs[\"launchCount\"] = NSNull()"
-    case subscriptURL = "prefs[\"appearance\"] = URL(…)"
-    case inPlaceUnknownName = "prefs.values[\"bogus\"] = 1"
-    case storedNameNoLongerAllowed = "prefs.launchCount = 2 over a stored entry whose name is not in keys"
-    case storedValueNotADictionary = "prefs.launchCount = 2 over a stored value that is not a dictionary"
+/// A write of the catalogue that fails validation, or whose stored collection cannot be read
+/// (SPEC §3), with the collection stored before it and the error it must report. A table of its own
+/// rather than properties of `BaseClassWriteKind`: each row pairs a write with entries and a stored
+/// state of its own, and a kind can be rejected in several ways.
+struct RejectedObservedWrite: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let write: BaseClassWriteKind
+    /// The entries the write is given; nil for the write's own. A function, because the values are not Sendable.
+    var entries: @Sendable () -> [String: Any]? = { nil }
+    var stored: PropertyListValue = .dictionary(["launchCount": .integer(1)])
+    let expected: BaseClassOutcome
 
-    var testDescription: String { rawValue }
-
-    var stored: PropertyListValue {
-        switch self {
-        case .storedNameNoLongerAllowed: return .dictionary(["launchCount": .integer(1), "legacy": .bool(true)])
-        case .storedValueNotADictionary: return .string("not a collection")
-        default: return .dictionary(["launchCount": .integer(1)])
-        }
-    }
-
-    func perform(on prefs: ObservedPrefs) {
-        switch self {
-        case .valuesWithUnknownName: prefs.values = ["bogus": 1]
-        case .valuesNotPropertyList: prefs.values = ["launchCount": NSNull()]
-        case .subscriptUnknownName: prefs["bogus"] = 1
-        case .subscriptNull: prefs["launchCount"] = NSNull()
-        case .subscriptURL: prefs["appearance"] = URL(fileURLWithPath: "/tmp")
-        case .inPlaceUnknownName: prefs.values["bogus"] = 1
-        case .storedNameNoLongerAllowed, .storedValueNotADictionary: prefs.launchCount = 2
-        }
-    }
-
-    func isExpected(_ error: PrefsError?) -> Bool {
-        switch (self, error) {
-        case (.valuesWithUnknownName, .incorrectKeys(["bogus"])),
-             (.subscriptUnknownName, .incorrectKeys(["bogus"])),
-             (.inPlaceUnknownName, .incorrectKeys(["bogus"])),
-             (.storedNameNoLongerAllowed, .incorrectKeys(["legacy"])),
-             (.valuesNotPropertyList, .valuesNotPlistCompatible(["launchCount"])),
-             (.subscriptNull, .valuesNotPlistCompatible(["launchCount"])),
-             (.subscriptURL, .valuesNotPlistCompatible(["appearance"])),
-             (.storedValueNotADictionary, .invalidStoredValue("settings")):
-            return true
-        default:
-            return false
-        }
-    }
+    static let all: [RejectedObservedWrite] = [
+        .init(testDescription: #"prefs.values = ["bogus": 1]"#, write: .assignValues,
+              entries: { ["bogus": 1] }, expected: .incorrectKeys(["bogus"])),
+        .init(testDescription: #"prefs.values = ["launchCount": NSNull()]"#, write: .assignValues,
+              entries: { ["launchCount": NSNull()] }, expected: .valuesNotPlistCompatible(["launchCount"])),
+        .init(testDescription: #"prefs["bogus"] = 1"#, write: .subscriptSet,
+              entries: { ["bogus": 1] }, expected: .incorrectKeys(["bogus"])),
+        .init(testDescription: #"prefs["launchCount"] = NSNull()"#, write: .subscriptSet,
+              entries: { ["launchCount": NSNull()] }, expected: .valuesNotPlistCompatible(["launchCount"])),
+        .init(testDescription: #"prefs["appearance"] = URL(…)"#, write: .subscriptSet,
+              entries: { ["appearance": URL(fileURLWithPath: "/tmp")] }, expected: .valuesNotPlistCompatible(["appearance"])),
+        .init(testDescription: #"prefs.values["bogus"] = 1"#, write: .inPlaceMutation,
+              entries: { ["bogus": 1] }, expected: .incorrectKeys(["bogus"])),
+        .init(testDescription: #"prefs.appearance = "dark" over a stored entry whose name is not in keys"#, write: .typedProperty,
+              stored: .dictionary(["launchCount": .integer(1), "legacy": .bool(true)]), expected: .incorrectKeys(["legacy"])),
+        .init(testDescription: #"prefs.appearance = "dark" over a stored value that is not a dictionary"#, write: .typedProperty,
+              stored: .string("not a collection"), expected: .invalidStoredValue(key: "settings")),
+    ]
 }
 
 @Suite("Observation: what never notifies", .timeLimit(.minutes(1)))
@@ -79,9 +61,9 @@ struct SilentOperationsTests {
     }
 
     @Test("A rejected or aborted write notifies nobody: no .prior, no after-notification, no element of changes",
-          arguments: RejectedObservedWrite.allCases)
-    func rejectedWriteDoesNotNotify(write: RejectedObservedWrite) async throws {
-        let domain = InMemoryDomainStorage(contents: ["settings": write.stored])
+          arguments: RejectedObservedWrite.all)
+    func rejectedWriteDoesNotNotify(rejected: RejectedObservedWrite) async throws {
+        let domain = InMemoryDomainStorage(contents: ["settings": rejected.stored])
         var prefs: ObservedPrefs? = ObservedPrefs(suite: observationSuite(domain))
         let values = ObservationLog<ObservedNotification<[String: PropertyListValue]>>()
         let launchCounts = ObservationLog<ObservedNotification<Int>>()
@@ -91,9 +73,9 @@ struct SilentOperationsTests {
         ]
         let changes = prefs!.changes
 
-        write.perform(on: prefs!)
-        #expect(write.isExpected(prefs!.lastError), "got \(String(describing: prefs!.lastError))")
-        #expect(try domain.snapshot().contents == ["settings": write.stored], "nothing was written")
+        rejected.write.perform(rejected.entries(), on: prefs!)
+        #expect(prefs!.baseClassOutcome == rejected.expected)
+        #expect(try domain.snapshot().contents == ["settings": rejected.stored], "nothing was written")
         #expect(values.events.isEmpty)
         #expect(launchCounts.events.isEmpty)
         prefs = nil
