@@ -35,12 +35,14 @@ extension RVS_PersistentPrefs {
     /// ``PrefsObserving/modify(_:_:)``.
     @propertyWrapper
     public struct Entry<Value> {
+        /// What the entry is, and its cache: one reference, so that the accessors copy the entry cheaply.
+        @usableFromInline let definition: EntryDefinition<Value>
+
         /// The entry name: the key of this entry in the collection.
-        public let name: String
+        public var name: String { definition.name }
         /// The value an absent (or undecodable) entry reads as; never written by reading.
-        public let defaultValue: Value
-        let coding: EntryCoding<Value>
-        let cache = EntryCache<Value>()
+        public var defaultValue: Value { definition.defaultValue }
+        var coding: EntryCoding<Value> { definition.coding }
 
         /// Declares an entry stored as its `Codable` property-list structure (or as itself, for the types
         /// a property list holds).
@@ -68,9 +70,7 @@ extension RVS_PersistentPrefs {
         }
 
         private init(name: String, defaultValue: Value, coding: EntryCoding<Value>) {
-            self.name = name
-            self.defaultValue = defaultValue
-            self.coding = coding
+            definition = EntryDefinition(name: name, defaultValue: defaultValue, coding: coding)
         }
 
         /// Not available: an `@Entry` property reads and writes its instance's collection, so it exists
@@ -89,6 +89,9 @@ extension RVS_PersistentPrefs {
         /// The property's value, read from and written to the instance's collection.
         ///
         /// The compiler calls this for every access to an `@Entry` property; you do not call it yourself.
+        // Inlinable, so that in the subclass's module the storage key path is a constant the optimizer turns
+        // into a plain field access (a key-path projection through the runtime costs about a tenth of a read).
+        @inlinable
         public static subscript<Instance: RVS_PersistentPrefs>(
             _enclosingInstance instance: Instance,
             wrapped wrappedKeyPath: ReferenceWritableKeyPath<Instance, Value>,
@@ -104,8 +107,8 @@ extension RVS_PersistentPrefs {
                 // One operation of the instance: its lock is held from the read, across the caller's change,
                 // to the write, so no other thread's operation on it comes between.
                 let entry = instance[keyPath: storageKeyPath]
-                instance.operationLock.lock()
-                defer { instance.operationLock.unlock() }
+                instance.beginEntryChange()
+                defer { instance.endEntryChange() }
                 var (value, readSucceeded) = instance.readEntryForChange(entry)
                 yield &value
                 if readSucceeded { instance.writeEntry(entry, value) }
@@ -114,17 +117,47 @@ extension RVS_PersistentPrefs {
     }
 }
 
-/// The decoded value of one entry, kept while what it was decoded from is unchanged, so that reading an
-/// unchanged domain decodes nothing. Guarded by the instance's operation lock.
-final class EntryCache<Value> {
-    struct State {
-        /// The snapshot the stored form was found in: while the domain is unchanged, the same object.
-        var snapshot: DomainSnapshot?
-        var storageKey: String
-        /// The stored form decoded (`nil`: the entry was absent).
-        var stored: PropertyListValue?
-        var outcome: Result<Value, PrefsError>
+/// One entry of one instance: its name, default and coding, and its decoded value, kept while what it
+/// was decoded from is unchanged, so that reading an unchanged domain decodes nothing. The cache is
+/// guarded by the instance's operation lock.
+@usableFromInline
+final class EntryDefinition<Value> {
+    let name: String
+    let defaultValue: Value
+    let coding: EntryCoding<Value>
+
+    init(name: String, defaultValue: Value, coding: EntryCoding<Value>) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.coding = coding
     }
 
-    var state: State?
+    // The cache, kept as separate fields so that checking it copies no value.
+    /// Whether the fields below hold a decoded outcome.
+    var isCached = false
+    /// The snapshot the stored form was found in: while the domain is unchanged, the same object.
+    var snapshot: DomainSnapshot?
+    var storageKey = ""
+    /// The stored form decoded (`nil`: the entry was absent).
+    var stored: PropertyListValue?
+    /// What it decoded to, or why it did not.
+    var value: Value?
+    var failure: PrefsError?
+
+    /// The cached outcome: the value, or the decoding error.
+    func cachedValue() throws(PrefsError) -> Value {
+        if let failure { throw failure }
+        return value!
+    }
+
+    func cache(snapshot: DomainSnapshot?, storageKey: String, stored: PropertyListValue?, outcome: Result<Value, PrefsError>) {
+        isCached = true
+        self.snapshot = snapshot
+        self.storageKey = storageKey
+        self.stored = stored
+        switch outcome {
+        case .success(let value): (self.value, failure) = (value, nil)
+        case .failure(let error): (value, failure) = (nil, error)
+        }
+    }
 }

@@ -6,54 +6,75 @@ import Foundation
 // locked single-entry update as a subscript write.
 
 extension RVS_PersistentPrefs {
-    /// The stored form of `entry` and what it decodes to: the entry's default when it is absent, an
-    /// ``PrefsError/invalidStoredEntry(entry:reason:)`` when it does not decode.
+    /// The stored form of `entry` (`nil`: absent) as the search list finds it now, and what it decodes to:
+    /// the entry's default when it is absent, an ``PrefsError/invalidStoredEntry(entry:reason:)`` when it
+    /// does not decode. Decodes only when the stored form changed since the last read of this entry.
     /// - Throws: Why the collection cannot be read.
     func loadStoredEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> (stored: PropertyListValue?, outcome: Result<Value, PrefsError>) {
-        entryWasRead(entry.name)
+        let definition = entry.definition
+        let value: Value
+        do throws(PrefsError) {
+            value = try loadEntry(entry)
+        } catch {
+            if case .invalidStoredEntry = error { return (definition.stored, .failure(error)) }
+            throw error
+        }
+        return (definition.stored, .success(value))
+    }
+
+    /// The value of `entry` as a read returns it (see ``loadStoredEntry(_:)``).
+    /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
+    func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
+        let definition = entry.definition
+        entryWasRead(definition.name)
         let collection = try collection()
         let found = try collection.read()
-        let cache = entry.cache
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
-        if let snapshot = found?.snapshot, let state = cache.state, state.snapshot === snapshot, state.storageKey == collection.storageKey {
-            return (state.stored, state.outcome)
+        if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
+           definition.storageKey == collection.storageKey {
+            return try definition.cachedValue()
         }
-        let stored = found?.entries[entry.name]
+        let stored = found?.entries[definition.name]
         // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
-        if let state = cache.state, state.storageKey == collection.storageKey, state.stored == stored {
-            cache.state?.snapshot = found?.snapshot
-            return (state.stored, state.outcome)
+        if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
+            definition.snapshot = found?.snapshot
+            return try definition.cachedValue()
         }
         let outcome: Result<Value, PrefsError>
         if let stored {
             do {
-                outcome = .success(try entry.coding.decode(stored))
+                outcome = .success(try definition.coding.decode(stored))
             } catch {
-                outcome = .failure(.invalidStoredEntry(entry: entry.name, reason: EntryCoding<Value>.reason(for: error)))
+                outcome = .failure(.invalidStoredEntry(entry: definition.name, reason: EntryCoding<Value>.reason(for: error)))
             }
         } else {
-            outcome = .success(entry.defaultValue)
+            outcome = .success(definition.defaultValue)
         }
-        cache.state = EntryCache.State(snapshot: found?.snapshot, storageKey: collection.storageKey, stored: stored, outcome: outcome)
-        return (stored, outcome)
-    }
-
-    /// The value of `entry` as a read returns it.
-    /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
-    func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
-        try loadStoredEntry(entry).outcome.get()
+        definition.cache(snapshot: found?.snapshot, storageKey: collection.storageKey, stored: stored, outcome: outcome)
+        return try outcome.get()
     }
 
     /// Reads `entry` as one operation: its value, or its default with ``lastError`` saying why.
+    @usableFromInline
     func readEntry<Value>(_ entry: Entry<Value>) -> Value {
         locked {
             operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in try loadEntry(entry) }
         }
     }
 
+    /// Takes the operation lock for the whole of an in-place change of an entry: its read, the caller's
+    /// change, and its write.
+    @usableFromInline
+    func beginEntryChange() { operationLock.lock() }
+
+    /// Releases the lock ``beginEntryChange()`` took.
+    @usableFromInline
+    func endEntryChange() { operationLock.unlock() }
+
     /// Reads `entry` for an in-place change (the caller holds the operation lock): the value to change,
     /// and whether the change may be written. A collection that cannot be read must not be written over;
     /// a stored value that does not decode is replaced, as assigning the entry would replace it.
+    @usableFromInline
     func readEntryForChange<Value>(_ entry: Entry<Value>) -> (value: Value, readSucceeded: Bool) {
         var readSucceeded = true
         let value = operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in
@@ -70,6 +91,7 @@ extension RVS_PersistentPrefs {
     /// Writes `value` to `entry` as a validated single-entry update (removing it when the value encodes as
     /// `nil`); a value that cannot be encoded is refused with
     /// ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the entry, and nothing is written.
+    @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
         locked {
             let name = entry.name
