@@ -47,6 +47,12 @@ import Foundation
 /// - ``subscript(_:)``
 /// - ``count``
 ///
+/// ### Typed Entries
+/// - <doc:TypedEntries>
+/// - ``Entry``
+/// - ``modify(_:_:)``
+/// - ``EntryUpdates``
+///
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
