@@ -65,7 +65,7 @@ final class EncodingNode {
         if Value.self == Double.self { return .real(value as! Double) }
         // Through the codec's own conversion, so that a Float is stored the way an untyped write stores one
         // (as a 4-byte real where the codec keeps them).
-        if Value.self == Float.self { return PropertyListValue(value as! Float) }
+        if Value.self == Float.self { return PropertyListValue(value as! Float) ?? .real(Double(value as! Float)) }
         if Value.self == Date.self { return .date(value as! Date) }
         if Value.self == Data.self { return .data(value as! Data) }
         if Value.self == URL.self { return .string((value as! URL).absoluteString) }
