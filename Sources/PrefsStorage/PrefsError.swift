@@ -31,6 +31,7 @@ import PrefsPropertyList
 /// ### Storage That Cannot Be Used or Read
 /// - ``userDefaultsUnavailable(reason:)``
 /// - ``invalidStoredValue(key:)``
+/// - ``invalidStoredEntry(entry:reason:)``
 /// - ``domainUnreadable(path:reason:)``
 /// - ``readFailed(path:step:errno:)``
 ///
@@ -80,6 +81,15 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// nothing and keep the stored value; assigning a whole ``RVS_PersistentPrefs/values`` or
     /// calling ``RVS_PersistentPrefs/clear()`` replaces it, leaving other storage keys alone.
     case invalidStoredValue(key: String)
+
+    /// The value stored for the typed entry `entry` (an `@Entry` property) does not decode as the
+    /// entry's type. `reason` says what was expected, what kind of value was found, and where inside
+    /// the value, without quoting it.
+    ///
+    /// The entry reads as its default; the stored value is kept, untouched, until the app writes that
+    /// entry. Other entries are unaffected. The entry's throwing read reports this error instead of
+    /// falling back to the default.
+    case invalidStoredEntry(entry: String, reason: String)
 
     /// The domain file at `path` is not a binary or XML property list whose root is a
     /// string-keyed dictionary. `reason` describes the fault without quoting the file.
@@ -137,6 +147,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Defaults domain unavailable: \(reason)"
         case .invalidStoredValue(let key):
             return "The value stored under the storage key '\(key)' is not a string-keyed dictionary"
+        case .invalidStoredEntry(let entry, let reason):
+            return "The value stored for the entry '\(entry)' does not decode: \(reason); it reads as the entry's default until the entry is written"
         case .domainUnreadable(let path, let reason):
             return "Unreadable domain file \(path): \(reason)"
         case .readFailed(let path, let step, let errno):

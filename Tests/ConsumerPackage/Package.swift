@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // A package that uses RVS_PersistentPrefs the way an application does. `.ci/run` builds it with warnings
-// as errors and runs it, so that the Quick start of SPEC §1 (kept verbatim in main.swift) keeps compiling
-// warning-free in a user's Swift 6 package and keeps behaving as written.
+// as errors and runs it, so that the Quick start of SPEC §1 (kept verbatim in QuickStart/main.swift) and the
+// typed entries of SPEC §6 (issue 13's example, verbatim in TypedEntries/main.swift) keep compiling
+// warning-free in a user's Swift 6 package and keep behaving as written.
 import PackageDescription
 
 let package = Package(
@@ -11,7 +12,12 @@ let package = Package(
         .executableTarget(
             name: "QuickStart",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
-        )
+        ),
+        // Issue 13's example of typed entries (SPEC §6), verbatim, then checks of what it promises.
+        .executableTarget(
+            name: "TypedEntries",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -34,6 +34,15 @@
 //       `castNames`, prints "NAME<TAB>CAST<TAB>RESULT": what `as?` gives, "nil" or the value (containers as
 //       elements joined by ",", dictionaries as sorted "key=value"), so the parent checks casts made in a
 //       process that did not write the values.
+//   TestWorker increment DIR DOMAIN STORAGE_KEY COUNT typed|untyped
+//       COUNT atomic increments of the entry `launchCount`: `modify(\.$launchCount) { $0 += 1 }` on a typed entry,
+//       or `modify("launchCount") { ($0 as? Int ?? 0) + 1 }`; prints "ok".
+//   TestWorker write-typed DIR DOMAIN STORAGE_KEY WIDTH APPEARANCE
+//       Sets the typed entries `window` (a Codable struct: x 10, y 20, width WIDTH, height 600) and `appearance`
+//       (a String enum) and prints "ok".
+//   TestWorker read-typed DIR DOMAIN STORAGE_KEY
+//       Reads the typed entries and prints "window X Y WIDTH HEIGHT appearance NAME error ERROR", ERROR being
+//       `none` or the entry that `lastError` names.
 import Foundation
 import RVS_PersistentPrefs
 
@@ -48,6 +57,17 @@ final class OpenPreferences: RVS_PersistentPrefs {
     nonisolated(unsafe) static var allowed: [String] = []
     override var keys: [String] { Self.allowed }
     override var userDefaults: DefaultsSuite? { Self.suite }
+}
+
+/// The typed entries the multi-process tests of issue 13 share (the test target declares the same ones).
+enum WorkerAppearance: String, Codable, Sendable { case system, light, dark }
+struct WorkerFrame: Codable, Equatable, Sendable { var x = 0.0, y = 0.0, width = 800.0, height = 600.0 }
+
+final class TypedWorkerPreferences: RVS_PersistentPrefs {
+    @Entry("launchCount") var launchCount = 0
+    @Entry("window") var window = WorkerFrame()
+    @Entry("appearance") var appearance = WorkerAppearance.system
+    override var userDefaults: DefaultsSuite? { OpenPreferences.suite }
 }
 
 func fail(_ message: String) -> Never {
@@ -171,6 +191,41 @@ case "cast-entries":
             say("\(name)\t\(cast)\t\(apply(values[name]!) ?? "nil")")
         }
     }
+
+case "increment":
+    guard arguments.count == 7, let count = Int(arguments[5]), ["typed", "untyped"].contains(arguments[6]) else {
+        fail("increment needs COUNT typed|untyped")
+    }
+    let prefs = TypedWorkerPreferences(key: storageKey)
+    for round in 0..<count {
+        if arguments[6] == "typed" {
+            prefs.modify(\.$launchCount) { $0 += 1 }
+        } else {
+            prefs.modify("launchCount") { ($0 as? Int ?? 0) + 1 }
+        }
+        if let error = prefs.lastError { fail("increment \(round): \(error)") }
+    }
+    say("ok")
+
+case "write-typed":
+    guard arguments.count == 7, let width = Double(arguments[5]), let appearance = WorkerAppearance(rawValue: arguments[6]) else {
+        fail("write-typed needs WIDTH APPEARANCE")
+    }
+    let prefs = TypedWorkerPreferences(key: storageKey)
+    prefs.window = WorkerFrame(x: 10, y: 20, width: width, height: 600)
+    if let error = prefs.lastError { fail("write window: \(error)") }
+    prefs.appearance = appearance
+    if let error = prefs.lastError { fail("write appearance: \(error)") }
+    say("ok")
+
+case "read-typed":
+    let prefs = TypedWorkerPreferences(key: storageKey)
+    let window = prefs.window
+    var problem = "none"
+    if case .invalidStoredEntry(let entry, _)? = prefs.lastError { problem = entry }
+    let appearance = prefs.appearance
+    if case .invalidStoredEntry(let entry, _)? = prefs.lastError { problem = entry }
+    say("window \(window.x) \(window.y) \(window.width) \(window.height) appearance \(appearance.rawValue) error \(problem)")
 
 default:
     fail("unknown command \(command)")

@@ -48,6 +48,12 @@ import Foundation
 /// - ``subscript(_:)``
 /// - ``count``
 ///
+/// ### Typed Entries
+/// - <doc:TypedEntries>
+/// - ``Entry``
+/// - ``modify(_:_:)``
+/// - ``EntryUpdates``
+///
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
@@ -108,15 +114,17 @@ open class RVS_PersistentPrefs {
 
     /// The entry names this subclass allows. Override with a stable list.
     ///
-    /// The base class allows none, so it accepts only an empty collection. Reads keep names written
-    /// by older versions or other tools, so a subclass can migrate or remove them.
+    /// By default, the names of the subclass's `@Entry` properties (see ``Entry``), sorted; the base
+    /// class itself allows none. Every `@Entry` name is allowed even when an override leaves it out,
+    /// so an override lists only untyped names (`super.keys + ["legacy"]` keeps `keys` complete).
+    /// Reads keep names written by older versions or other tools, so a subclass can migrate or remove them.
     ///
     /// While such a name is stored, subscript writes and initializer merges that set an entry, and
     /// in-place changes of ``values`` that keep it, fail with
     /// ``PrefsError/incorrectKeys(invalidElements:)`` naming it. A subscript write
     /// that only removes entries is allowed, so `prefs["oldName"] = nil` clears the way, as does
     /// assigning a whole ``values`` without it.
-    open var keys: [String] { [] }
+    open var keys: [String] { declaredEntryNames }
 
     /// The defaults suite this instance reads and writes: the one given to ``init(key:values:suite:)``,
     /// else the application domain or the group suite selected by ``groupID``, over the global domain
@@ -283,7 +291,7 @@ open class RVS_PersistentPrefs {
     /// Runs one operation: clears ``lastError``, and records what `body` throws there.
     /// - Parameter notifies: Whether `body` may run observers' handlers, whose own operations set
     ///   ``lastError`` meanwhile: then it is cleared again after a success.
-    private func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
+    func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
         // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
         lastError = nil
         do {
@@ -296,7 +304,7 @@ open class RVS_PersistentPrefs {
         }
     }
 
-    private func collection() throws(PrefsError) -> StoredCollection {
+    func collection() throws(PrefsError) -> StoredCollection {
         // Through the properties, so that a subclass's overrides of `key` and `userDefaults` are honoured.
         let storageKey = key
         guard let suite = userDefaults else {
@@ -328,7 +336,7 @@ open class RVS_PersistentPrefs {
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-            let allowed = Set(keys)
+            let allowed = allowedEntryNames
             let unknown = newValues.keys.filter { !allowed.contains($0) }
             if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
             let entries = try PropertyListValue.collection(newValues)
@@ -341,25 +349,41 @@ open class RVS_PersistentPrefs {
     /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
     /// collection: what the subscript and the initializer's merge both do.
     private func update(_ entries: [String: Any?]) {
+        let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
+        var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
+        for (name, value) in entries where value == nil { changes[name] = .some(nil) }
+        updateEntries(setting: entries.filter { $0.value != nil }.map(\.key), incompatible: incompatible) { stored, _ in
+            for (name, value) in changes { stored[name] = value }
+            return changes.values.allSatisfy { $0 == nil }
+        }
+    }
+
+    /// One locked read-modify-write of the stored collection, validated and notified as every write is:
+    /// what the subscript, the initializer's merge, typed entries and `modify` all do.
+    /// - Parameters:
+    ///   - names: The entry names the update sets, checked against ``keys`` before anything else.
+    ///   - incompatible: Entries whose new value is not a property-list value: the update is refused.
+    ///   - apply: Changes the stored entries and returns whether it only removed some (see `StoredCollection.Change`).
+    /// - Returns: Whether the update succeeded; ``lastError`` says why not.
+    @discardableResult
+    func updateEntries(setting names: [String], incompatible: [String], _ apply: StoredCollection.Change) -> Bool {
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-            let allowed = Set(keys)
-            let unknown = entries.filter { $0.value != nil && !allowed.contains($0.key) }.map(\.key)
+            let allowed = allowedEntryNames
+            let unknown = names.filter { !allowed.contains($0) }
             if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-            let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
-            var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
-            for (name, value) in entries where value == nil { changes[name] = .some(nil) }
             let collection = try collection()
             // Validate before taking the domain's lock whenever a rejection found under it would come too
             // late: incompatible values, a `.prior` notification about to be sent, or a domain file that
             // may not exist yet (the lock would create its directory and lock file).
             let validateFirst = !incompatible.isEmpty || change?.sendsPrior == true
                 || !collection.suite.persistentDomain.isKnownToExist
-            try collection.update(changes, allowed: allowed, incompatible: incompatible, validateFirst: validateFirst) {
+            try collection.update(allowed: allowed, incompatible: incompatible, validateFirst: validateFirst, willChange: {
                 change?.willChange()
-            }
+            }, apply)
             return true
         }
         if succeeded { change?.didChange() }
+        return succeeded
     }
 }

@@ -24,11 +24,18 @@ struct StoredCollection {
         }
     }
 
-    /// Sets (or, for `nil`, removes) entries in one locked read-modify-write of the stored collection,
-    /// keeping every other entry, so that processes updating different entries all keep their changes.
+    /// Changes entries in one locked read-modify-write of the stored collection: `apply` is given
+    /// the stored entries and returns whether it only removed entries.
+    ///
+    /// `apply` runs under the domain's lock with `rehearsal` false; with `validateFirst`, it also runs
+    /// once before, on a snapshot, with `rehearsal` true, where it may leave unchanged what it can know
+    /// only under the lock.
+    typealias Change = (_ entries: inout [String: PropertyListValue], _ rehearsal: Bool) throws(PrefsError) -> Bool
+
+    /// Changes entries in one locked read-modify-write of the stored collection, keeping every other
+    /// entry, so that processes updating different entries all keep their changes.
     ///
     /// - Parameters:
-    ///   - changes: Entry name → new value, `nil` to remove.
     ///   - allowed: The entry names the collection may hold once changed. A change that only removes
     ///     entries is never refused for the names it keeps: otherwise two entries whose names are no
     ///     longer allowed could not be removed one at a time.
@@ -37,15 +44,15 @@ struct StoredCollection {
     ///   - validateFirst: Validate against the stored collection before taking the domain's lock, for a
     ///     caller that must know of a rejection before the lock is taken (taking it can create files).
     ///   - willChange: Called once validation passed, before the write starts.
+    ///   - apply: Changes the entries (see ``Change``).
     func update(
-        _ changes: [String: PropertyListValue?],
         allowed: Set<String>,
         incompatible: [String],
         validateFirst: Bool,
-        willChange: () -> Void
+        willChange: () -> Void,
+        _ apply: Change
     ) throws(PrefsError) {
-        let removesOnly = changes.values.allSatisfy { $0 == nil }
-        let merge = { (stored: inout PropertyListValue?) throws(PrefsError) -> Void in
+        func merge(_ stored: inout PropertyListValue?, _ rehearsal: Bool) throws(PrefsError) {
             var entries: [String: PropertyListValue]
             if let stored {
                 guard case .dictionary(let existing) = stored else { throw .invalidStoredValue(key: storageKey) }
@@ -55,7 +62,7 @@ struct StoredCollection {
                 // Apple library does by writing back the whole collection a read returns.
                 entries = try fallback()
             }
-            for (name, value) in changes { entries[name] = value }
+            let removesOnly = try apply(&entries, rehearsal)
             let unknown = entries.keys.filter { !allowed.contains($0) }
             if !unknown.isEmpty && !removesOnly { throw .incorrectKeys(invalidElements: unknown.sorted()) }
             if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
@@ -63,10 +70,10 @@ struct StoredCollection {
         }
         if validateFirst {
             var current = try suite.persistentDomain.snapshot().contents[storageKey]
-            try merge(&current)
+            try merge(&current, true)
         }
         willChange()
-        try suite.modifyValue(forKey: storageKey, merge)
+        try suite.modifyValue(forKey: storageKey) { (stored: inout PropertyListValue?) throws(PrefsError) in try merge(&stored, false) }
     }
 
     /// The collection the global or registration domain supplies, for a collection not stored yet.

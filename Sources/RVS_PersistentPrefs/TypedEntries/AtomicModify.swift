@@ -1,0 +1,127 @@
+import Foundation
+
+// Changing one entry atomically from its current value: the transform runs under the domain's lock, on the
+// value stored at that instant, so concurrent changes from any number of processes are all kept. This is
+// what `prefs.launchCount += 1` is not: that reads, then writes, and two processes can both read 4 and
+// both write 5.
+
+extension RVS_PersistentPrefs {
+    /// Changes one entry atomically, from its current stored value, under the domain's lock: concurrent
+    /// changes of that entry by other processes and threads are all kept.
+    ///
+    /// Reach for it instead of a read followed by a write whenever the new value depends on the old one.
+    /// `prefs.launchCount += 1` reads, then writes: two processes can both read 4 and both write 5.
+    /// This cannot lose an increment:
+    ///
+    /// ```swift
+    /// prefs.modify("launchCount") { ($0 as? Int ?? 0) + 1 }
+    /// ```
+    ///
+    /// `transform` is given the entry's stored value as a native value (`nil` when absent) and returns the
+    /// new one; returning `nil` removes the entry. The update is validated like a subscript write (the
+    /// name must be in ``keys``, the new value must be a property-list value), notifies observers like
+    /// one, and sets ``lastError``.
+    ///
+    /// `transform` runs once, while the domain is locked against every other writer, and while readers of
+    /// the domain in this process wait: keep it short, and do not use this instance, or any instance over
+    /// the same domain, inside it (that would wait for itself). If it throws, nothing is written, the
+    /// error is rethrown, and ``lastError`` is ``PrefsError/unknownError(error:)`` holding it.
+    ///
+    /// For an `@Entry` property, use the typed form, ``PrefsObserving/modify(_:_:)``.
+    /// - Parameters:
+    ///   - entry: An entry name from ``keys``.
+    ///   - transform: Computes the new value from the stored one.
+    /// - Returns: The entry's new value as stored, as a native value; `nil` when the entry was removed or
+    ///   the update failed (see ``lastError``).
+    @discardableResult
+    public func modify<Failure: Error>(_ entry: String, _ transform: (Any?) throws(Failure) -> Any?) throws(Failure) -> Any? {
+        var thrown: Failure?
+        var result: PropertyListValue?
+        let succeeded = locked {
+            updateEntries(setting: [entry], incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
+                // The new value exists only under the lock: a rehearsal checks the names alone.
+                if rehearsal { return false }
+                let new: Any?
+                do throws(Failure) {
+                    new = try transform(stored[entry]?.nativeValue)
+                } catch {
+                    thrown = error
+                    throw .unknownError(error: error)
+                }
+                guard let new else {
+                    stored[entry] = nil
+                    result = nil
+                    return true
+                }
+                guard let converted = PropertyListValue(new) else { throw .valuesNotPlistCompatible(invalidElements: [entry]) }
+                stored[entry] = converted
+                result = converted
+                return false
+            }
+        }
+        if let thrown { throw thrown }
+        return succeeded ? result?.nativeValue : nil
+    }
+}
+
+extension PrefsObserving where Self: RVS_PersistentPrefs {
+    /// Changes a typed entry atomically, from its current stored value, under the domain's lock:
+    /// concurrent changes of that entry by other processes and threads are all kept.
+    ///
+    /// Reach for it whenever the new value depends on the old one and another process may change the
+    /// entry meanwhile. `settings.launchCount += 1` and `settings.window.width = 1024` read, then write:
+    /// one operation of the instance, but two processes can both read 4 and both write 5. This cannot
+    /// lose an increment:
+    ///
+    /// ```swift
+    /// settings.modify(\.$launchCount) { $0 += 1 }
+    /// ```
+    ///
+    /// `transform` is given the value a read would return at that instant (the default when the entry
+    /// is absent or does not decode) and changes it in place; the result is stored as an assignment
+    /// would store it (setting an `Optional` entry to `nil` removes it). The update is validated,
+    /// notifies observers and sets ``RVS_PersistentPrefs/lastError`` like any write.
+    ///
+    /// `transform` runs once, while the domain is locked against every other writer and readers of the
+    /// domain in this process wait: keep it short, and do not use this instance, or any instance over the
+    /// same domain, inside it (that would wait for itself). If it throws, nothing is written, the error is
+    /// rethrown, and `lastError` is ``PrefsError/unknownError(error:)`` holding it.
+    /// - Parameters:
+    ///   - entry: The key path of the entry's projected value: `\.$launchCount` for `@Entry(…) var launchCount`.
+    ///   - transform: Changes the value.
+    /// - Returns: The new value; `nil` when the update failed (see ``RVS_PersistentPrefs/lastError``).
+    @discardableResult
+    public func modify<Value, Failure: Error>(
+        _ entry: KeyPath<Self, RVS_PersistentPrefs.Entry<Value>>,
+        _ transform: (inout Value) throws(Failure) -> Void
+    ) throws(Failure) -> Value? {
+        let entry = self[keyPath: entry]
+        let name = entry.name
+        var thrown: Failure?
+        var result: Value?
+        let succeeded = locked {
+            updateEntries(setting: [name], incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
+                if rehearsal { return false }
+                var value = entry.defaultValue
+                if let current = stored[name], let decoded = try? entry.coding.decode(current) { value = decoded }
+                do throws(Failure) {
+                    try transform(&value)
+                } catch {
+                    thrown = error
+                    throw .unknownError(error: error)
+                }
+                let encoded: PropertyListValue?
+                do {
+                    encoded = try entry.coding.encode(value)
+                } catch {
+                    throw .valuesNotPlistCompatible(invalidElements: [name])
+                }
+                stored[name] = encoded
+                result = value
+                return encoded == nil
+            }
+        }
+        if let thrown { throw thrown }
+        return succeeded ? result : nil
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+// Reading and writing one typed entry: the operations behind an `@Entry` property's accessors, and the
+// throwing read. A read decodes only when the entry's stored form changed since the last read (the
+// instance keeps the decoded value per entry, by snapshot); a write encodes and goes through the same
+// locked single-entry update as a subscript write.
+
+extension RVS_PersistentPrefs {
+    /// The stored form of `entry` (`nil`: absent) as the search list finds it now, and what it decodes to:
+    /// the entry's default when it is absent, an ``PrefsError/invalidStoredEntry(entry:reason:)`` when it
+    /// does not decode. Decodes only when the stored form changed since the last read of this entry.
+    /// - Throws: Why the collection cannot be read.
+    func loadStoredEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> (stored: PropertyListValue?, outcome: Result<Value, PrefsError>) {
+        let definition = entry.definition
+        let value: Value
+        do throws(PrefsError) {
+            value = try loadEntry(entry)
+        } catch {
+            if case .invalidStoredEntry = error { return (definition.stored, .failure(error)) }
+            throw error
+        }
+        return (definition.stored, .success(value))
+    }
+
+    /// The value of `entry` as a read returns it (see ``loadStoredEntry(_:)``).
+    /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
+    func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
+        let definition = entry.definition
+        entryWasRead(definition.name)
+        let collection = try collection()
+        let found = try collection.read()
+        // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
+        if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
+           definition.storageKey == collection.storageKey {
+            return try definition.cachedValue()
+        }
+        let stored = found?.entries[definition.name]
+        // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
+        if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
+            definition.snapshot = found?.snapshot
+            return try definition.cachedValue()
+        }
+        let outcome: Result<Value, PrefsError>
+        if let stored {
+            do {
+                outcome = .success(try definition.coding.decode(stored))
+            } catch {
+                outcome = .failure(.invalidStoredEntry(entry: definition.name, reason: EntryCoding<Value>.reason(for: error)))
+            }
+        } else {
+            outcome = .success(definition.defaultValue)
+        }
+        definition.cache(snapshot: found?.snapshot, storageKey: collection.storageKey, stored: stored, outcome: outcome)
+        return try outcome.get()
+    }
+
+    /// Reads `entry` as one operation: its value, or its default with ``lastError`` saying why.
+    @usableFromInline
+    func readEntry<Value>(_ entry: Entry<Value>) -> Value {
+        locked {
+            operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in try loadEntry(entry) }
+        }
+    }
+
+    /// Takes the operation lock for the whole of an in-place change of an entry: its read, the caller's
+    /// change, and its write.
+    @usableFromInline
+    func beginEntryChange() { operationLock.lock() }
+
+    /// Releases the lock ``beginEntryChange()`` took.
+    @usableFromInline
+    func endEntryChange() { operationLock.unlock() }
+
+    /// Reads `entry` for an in-place change (the caller holds the operation lock): the value to change,
+    /// and whether the change may be written. A collection that cannot be read must not be written over;
+    /// a stored value that does not decode is replaced, as assigning the entry would replace it.
+    @usableFromInline
+    func readEntryForChange<Value>(_ entry: Entry<Value>) -> (value: Value, readSucceeded: Bool) {
+        var readSucceeded = true
+        let value = operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in
+            do throws(PrefsError) {
+                return try loadEntry(entry)
+            } catch {
+                if case .invalidStoredEntry = error {} else { readSucceeded = false }
+                throw error
+            }
+        }
+        return (value, readSucceeded)
+    }
+
+    /// Writes `value` to `entry` as a validated single-entry update (removing it when the value encodes as
+    /// `nil`); a value that cannot be encoded is refused with
+    /// ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the entry, and nothing is written.
+    @usableFromInline
+    func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
+        locked {
+            let name = entry.name
+            let encoded: PropertyListValue?
+            var incompatible: [String] = []
+            do {
+                encoded = try entry.coding.encode(value)
+            } catch {
+                encoded = nil
+                incompatible = [name]
+            }
+            let removes = encoded == nil && incompatible.isEmpty
+            updateEntries(setting: removes ? [] : [name], incompatible: incompatible) { stored, _ in
+                if incompatible.isEmpty { stored[name] = encoded }
+                return removes
+            }
+        }
+    }
+}
+
+extension PrefsObserving where Self: RVS_PersistentPrefs {
+    /// Reads a typed entry, throwing when it cannot be read instead of falling back to its default.
+    ///
+    /// Reach for it where a stored value that does not decode must not pass for the default, for example
+    /// to tell the user that a setting was reset:
+    ///
+    /// ```swift
+    /// do {
+    ///     let frame = try settings.value(of: \.$window)
+    ///     print(frame.width)
+    /// } catch {
+    ///     print(error)  // The value stored for the entry 'window' does not decode: …
+    /// }
+    /// ```
+    ///
+    /// An absent entry is not an error: it returns the default. Like every operation, it also sets
+    /// ``RVS_PersistentPrefs/lastError``.
+    /// - Parameter entry: The key path of the entry's projected value: `\.$window` for `@Entry(…) var window`.
+    /// - Returns: The stored value, decoded; the default when the entry is absent.
+    /// - Throws: ``PrefsError/invalidStoredEntry(entry:reason:)`` when the stored value does not decode as
+    ///   the entry's type (`reason` says where and why); the errors of a read (an unreadable domain file,
+    ///   an unusable domain) when the collection cannot be read.
+    public func value<Value>(of entry: KeyPath<Self, RVS_PersistentPrefs.Entry<Value>>) throws(PrefsError) -> Value {
+        let entry = self[keyPath: entry]
+        var failure: PrefsError?
+        let value = locked {
+            operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in
+                do throws(PrefsError) {
+                    return try loadEntry(entry)
+                } catch {
+                    failure = error
+                    throw error
+                }
+            }
+        }
+        if let failure { throw failure }
+        return value
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// What the registry needs to know of an `@Entry` property, whatever its value type.
+protocol DeclaredEntry {
+    var name: String { get }
+}
+
+extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
+
+/// The entry names a class declares with `@Entry` (its own and its superclasses'), found once per class by
+/// reflecting an instance, so that a subclass lists each entry name once, in its declaration.
+struct EntryRegistry: Sendable {
+    /// The entry names, sorted.
+    let names: [String]
+    let nameSet: Set<String>
+
+    static let empty = EntryRegistry(names: [], nameSet: [])
+
+    private static let registries = Locked<[ObjectIdentifier: EntryRegistry]>([:])
+
+    /// The registry of `instance`'s class, made on first use.
+    static func registry(of instance: RVS_PersistentPrefs) -> EntryRegistry {
+        let type = ObjectIdentifier(Swift.type(of: instance))
+        if let known = registries.withLock({ $0[type] }) { return known }
+        // Reflected outside the lock: a class may be first used from several threads at once, and each
+        // finds the same names.
+        let found = reflect(instance)
+        return registries.withLock { registries in
+            if let known = registries[type] { return known }
+            registries[type] = found
+            return found
+        }
+    }
+
+    /// Finds the `@Entry` properties of `instance` (whose storage the compiler names `_property`).
+    /// Two properties with one entry name are a programming error, stopped here with both names.
+    private static func reflect(_ instance: RVS_PersistentPrefs) -> EntryRegistry {
+        var properties: [String: String] = [:]  // entry name → property
+        var mirror: Mirror? = Mirror(reflecting: instance)
+        while let current = mirror {
+            for child in current.children {
+                guard let entry = child.value as? any DeclaredEntry else { continue }
+                let property = child.label.map { $0.hasPrefix("_") ? String($0.dropFirst()) : $0 } ?? "?"
+                if let other = properties[entry.name] {
+                    let (first, second) = other < property ? (other, property) : (property, other)
+                    preconditionFailure(
+                        "RVS_PersistentPrefs: \(Swift.type(of: instance)) declares the entry name \"\(entry.name)\" twice, "
+                            + "with @Entry properties `\(first)` and `\(second)`; give each entry a name of its own"
+                    )
+                }
+                properties[entry.name] = property
+            }
+            mirror = current.superclassMirror
+        }
+        if properties.isEmpty { return .empty }
+        return EntryRegistry(names: properties.keys.sorted(), nameSet: Set(properties.keys))
+    }
+}
+
+extension RVS_PersistentPrefs {
+    /// The names of this class's `@Entry` properties, sorted: what ``keys`` lists unless overridden.
+    var declaredEntryNames: [String] { EntryRegistry.registry(of: self).names }
+
+    /// The entry names a write may set: ``keys`` and every `@Entry` name, so that a subclass overriding
+    /// `keys` to add untyped names need not repeat its typed ones.
+    var allowedEntryNames: Set<String> {
+        let declared = EntryRegistry.registry(of: self).nameSet
+        return declared.isEmpty ? Set(keys) : declared.union(keys)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+@Suite("Typed entries: observation")
+struct EntryObservationTests {
+    @Test("observe(\\.appearance, options: [.old, .new]) is given typed old and new values")
+    func keyPathObservationIsTyped() throws {
+        let fixture = try TypedFixture()
+        let settings = fixture.settings()
+        let log = ObservationLog<ObservedNotification<TypedAppearance>>()
+        let token = settings.observe(\.appearance, options: [.old, .new]) { _, change in
+            log.append(ObservedNotification(isPrior: change.isPrior, oldValue: change.oldValue, newValue: change.newValue))
+        }
+        settings.appearance = .dark
+        settings.appearance = .light
+        settings.launchCount = 2  // every write notifies, with this key path's values
+        settings["appearance"] = nil
+        #expect(log.events == [
+            ObservedNotification(isPrior: false, oldValue: .system, newValue: .dark),
+            ObservedNotification(isPrior: false, oldValue: .dark, newValue: .light),
+            ObservedNotification(isPrior: false, oldValue: .light, newValue: .light),
+            ObservedNotification(isPrior: false, oldValue: .light, newValue: .system),
+        ])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("Observing an Optional entry with .initial and .prior")
+    func optionalEntryWithInitialAndPrior() throws {
+        let fixture = try TypedFixture()
+        let settings = fixture.settings()
+        let date = Date(timeIntervalSinceReferenceDate: 1_000)
+        let log = ObservationLog<ObservedNotification<Date?>>()
+        let token = settings.observe(\.lastOpened, options: [.initial, .prior, .old, .new]) { _, change in
+            log.append(ObservedNotification(isPrior: change.isPrior, oldValue: change.oldValue, newValue: change.newValue))
+        }
+        settings.lastOpened = date
+        settings.lastOpened = nil
+        #expect(log.events == [
+            ObservedNotification(isPrior: false, oldValue: nil, newValue: .some(nil)),
+            ObservedNotification(isPrior: true, oldValue: .some(nil), newValue: nil),
+            ObservedNotification(isPrior: false, oldValue: .some(nil), newValue: .some(date)),
+            ObservedNotification(isPrior: true, oldValue: .some(date), newValue: nil),
+            ObservedNotification(isPrior: false, oldValue: .some(date), newValue: .some(nil)),
+        ])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("updates(of:) yields the current value first, then each change of that entry only")
+    func updatesYieldCurrentThenChanges() async throws {
+        let fixture = try TypedFixture()
+        var settings: TypedSettings? = fixture.settings()
+        settings!.appearance = .light
+        let updates = settings!.updates(of: \.$appearance)
+        settings!.launchCount = 5        // another entry: nothing
+        settings!.appearance = .light    // the same value: nothing
+        settings!.appearance = .dark
+        settings!["appearance"] = "sepia"  // does not decode: the default
+        settings!["appearance"] = nil      // removed: the default again, but the stored value changed
+        settings!.appearance = .light
+        settings = nil  // the sequence ends with its instance
+        var received: [TypedAppearance] = []
+        for await appearance in updates { received.append(appearance) }
+        #expect(received == [.light, .dark, .system, .system, .light])
+    }
+
+    @Test("updates(of:) of a Codable entry yields in-place changes and modify's changes")
+    func updatesOfCodableEntry() async throws {
+        let fixture = try TypedFixture()
+        var settings: TypedSettings? = fixture.settings()
+        let updates = settings!.updates(of: \.$window)
+        settings!.window.width = 1000
+        settings!.modify(\.$window) { $0.height = 700 }
+        settings = nil
+        var received: [TypedFrame] = []
+        for await frame in updates { received.append(frame) }
+        #expect(received == [TypedFrame(), TypedFrame(width: 1000), TypedFrame(width: 1000, height: 700)])
+    }
+
+    @Test("updates(of:) can be read from another task while the instance is written")
+    func updatesAcrossTasks() async throws {
+        let fixture = try TypedFixture()
+        let settings = fixture.settings()
+        let updates = settings.updates(of: \.$launchCount)
+        let reader = Task {
+            var seen: [Int] = []
+            for await count in updates {
+                seen.append(count)
+                if count == 3 { break }
+            }
+            return seen
+        }
+        for value in 1...3 { settings.launchCount = value }
+        let seen = await result(of: reader)
+        #expect(seen.first == 0 && seen.last == 3 && seen == seen.sorted())
+    }
+}
