@@ -22,8 +22,13 @@
 //       STORAGE_KEY-wWORKER = {round: n}. Prints "soak worker=… writes=… reads=… rounds=…" followed by memory
 //       figures in kB: VmHWM at start, VmRSS and VmHWM after warm-up (a fifth of the time, at least 2 s),
 //       and at the end.
+//   TestWorker watch-cycles DIR DOMAIN STORAGE_KEY COUNT
+//       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
+//       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
+//       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
 import Foundation
 import RVS_PersistentPrefs
+import PrefsStorage
 
 /// Writes one line to standard output at once (unbuffered), so the parent sees it right away.
 func say(_ line: String) {
@@ -127,6 +132,10 @@ case "read-repeatedly":
     for _ in 0..<count { _ = try? domain.snapshot() }
     say("rss-growth-kb \(memoryStatus("VmRSS") - before)")
 
+case "watch-cycles":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }
+    watchCycles(count)
+
 default:
     fail("unknown command \(command)")
 }
@@ -206,4 +215,22 @@ func soak(seconds: Double, worker: Int, workers: Int) {
     say("soak worker=\(worker) writes=\(writes) reads=\(reads) rounds=\(rounds) slots=\(slots) "
         + "hwm_start_kb=\(hwmStart) rss_warm_kb=\(rssWarm) hwm_warm_kb=\(hwmWarm) "
         + "rss_end_kb=\(memoryStatus("VmRSS")) hwm_end_kb=\(memoryStatus("VmHWM"))")
+}
+
+/// The number of entries of a /proc directory of this process.
+func entries(_ path: String) -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).count
+}
+
+func watchCycles(_ count: Int) {
+    let (fdsBefore, threadsBefore) = (entries("/proc/self/fd"), entries("/proc/self/task"))
+    var during = (0, 0)
+    for cycle in 0..<count {
+        let place = cycle % 2 == 0 ? directory : directory + "/missing/level"
+        let watch = FileWatch(directory: place, fileName: domainName + ".plist") {}
+        if cycle == 0 { during = (entries("/proc/self/fd"), entries("/proc/self/task")) }
+        watch.cancel()
+    }
+    say("cycles=\(count) fds_before=\(fdsBefore) threads_before=\(threadsBefore) fds_during=\(during.0) "
+        + "threads_during=\(during.1) fds_after=\(entries("/proc/self/fd")) threads_after=\(entries("/proc/self/task"))")
 }
