@@ -118,9 +118,11 @@ struct DomainInspector {
     func storage(_ domain: String) throws(HarnessError) -> any DomainStorage {
         let name = Self.fileName(of: domain)
         if let problem = DomainName.problem(with: name) { throw .failure("cannot use the domain: \(problem)") }
-        let storage = FileDomainStorage.shared(directory: directory, name: name)
-        if let unavailable = storage as? UnavailableDomainStorage { throw .failure("cannot use the domain: \(unavailable.reason)") }
-        return storage
+        do {
+            return try FileDomainStorage.shared(directory: directory, name: name)
+        } catch {
+            throw .failure("cannot use the domain: \(error)")
+        }
     }
 
     /// The storage of `domain`, whose file must exist: reading, deleting or exporting a domain that does

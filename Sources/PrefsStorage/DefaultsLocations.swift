@@ -30,14 +30,12 @@ import Glibc
 /// ### Getting Domains and Suites
 /// - ``applicationDomain(durable:)``
 /// - ``globalDomain(durable:)``
-/// - ``groupDomain(_:durable:)``
 /// - ``applicationSuite(durable:)``
 /// - ``groupSuite(_:durable:)``
 ///
 /// ### Names
 /// - ``directoryVariable``
 /// - ``groupContainerVariable``
-/// - ``folderName``
 /// - ``globalDomainName``
 /// - ``executableName``
 public struct DefaultsLocations: Sendable, Hashable {
@@ -46,7 +44,7 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The environment variable that sets the group container.
     public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
     /// The folder made under the XDG configuration directory (`$XDG_CONFIG_HOME` or `~/.config`).
-    public static let folderName = "RVS_PersistentPrefs"
+    static let folderName = "RVS_PersistentPrefs"
     /// The name of the global domain, shared by all of a user's programs: its file is
     /// `<preferences directory>/.GlobalPreferences.plist`.
     public static let globalDomainName = ".GlobalPreferences"
@@ -61,7 +59,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// Makes locations from explicit values, reading no environment.
     ///
     /// Paths are used as given: a directory that is not an absolute path, or a name that cannot be a
-    /// file name, makes the domains built from it unavailable (see ``UnavailableDomainStorage``).
+    /// file name, makes the domains built from it unavailable (their getters throw
+    /// ``PrefsError/userDefaultsUnavailable(reason:)``).
     /// - Parameters:
     ///   - preferencesDirectory: The directory of the application and global domains.
     ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
@@ -152,36 +151,39 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// The writable application domain, shared process-wide per file.
     /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
-    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when the name or
-    ///   directory cannot be used.
-    public func applicationDomain(durable: Bool = false) -> any DomainStorage {
-        FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
+    /// - Returns: The shared ``FileDomainStorage``.
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
+    public func applicationDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
+        try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
     }
 
     /// The global domain, `.GlobalPreferences.plist` in the preferences directory.
     ///
     /// A ``DefaultsSuite`` only reads it; a tool such as `harness defaults` may write it directly.
     /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
-    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage``.
-    public func globalDomain(durable: Bool = false) -> any DomainStorage {
-        FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+    /// - Returns: The shared ``FileDomainStorage``.
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be used.
+    public func globalDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
+        try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
     }
 
     /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
     /// - Parameters:
     ///   - groupID: The suite's identifier, used as the file's name.
     ///   - durable: Whether its writes `fsync` the file and its directory before returning.
-    /// - Returns: The shared ``FileDomainStorage``, or an ``UnavailableDomainStorage`` when `groupID`
-    ///   cannot be a file name or the container cannot be used.
-    public func groupDomain(_ groupID: String, durable: Bool = false) -> any DomainStorage {
-        FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
+    /// - Returns: The shared ``FileDomainStorage``.
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
+    ///   the container cannot be used.
+    func groupDomain(_ groupID: String, durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
+        try FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
     }
 
     /// The process-wide suite over the application domain and the global domain.
     /// - Parameter durable: Whether writes to the application domain are durable; see
     ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
-    public func applicationSuite(durable: Bool = false) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: applicationDomain(durable: durable), globalDomain: globalDomain())
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
+    public func applicationSuite(durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain())
     }
 
     /// The process-wide suite over the group suite `groupID` and the global domain.
@@ -189,7 +191,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   - groupID: The suite's identifier, used as the file's name.
     ///   - durable: Whether writes to the group suite are durable; see
     ///     ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
-    public func groupSuite(_ groupID: String, durable: Bool = false) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: groupDomain(groupID, durable: durable), globalDomain: globalDomain())
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
+    ///   the container cannot be used.
+    public func groupSuite(_ groupID: String, durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
+        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain())
     }
 }

@@ -50,13 +50,11 @@ public enum SearchDomain: String, Sendable, CaseIterable {
 /// - ``persistentDomain``
 /// - ``globalDomain``
 /// - ``argumentDomain``
-/// - ``processArgumentDomain``
 /// - ``parseArgumentDomain(_:)``
 /// - ``parseArgumentValue(_:)``
 ///
 /// ### Registered Defaults
 /// - ``register(defaults:)``
-/// - ``removeRegisteredDefaults()``
 /// - ``registrationDomain``
 ///
 /// ### Reading
@@ -97,7 +95,7 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// The argument domain of this process, parsed once.
-    public static let processArgumentDomain: [String: PropertyListValue] = parseArgumentDomain(CommandLine.arguments)
+    static let processArgumentDomain: [String: PropertyListValue] = parseArgumentDomain(CommandLine.arguments)
 
     private init(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?, argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
@@ -109,19 +107,13 @@ public final class DefaultsSuite: Sendable {
 
     /// The process-wide suite over these domains, with this process's arguments, made on first use.
     ///
-    /// Everyone in the process who asks for the same domains gets the same suite, and so sees the same
-    /// registration domain. Domains are told apart by their ``DomainStorage/location``s: the suite made
-    /// first for a pair of locations is returned for them afterwards, over the domain objects it was
-    /// made with. A suite over an unavailable domain is not kept.
-    /// - Returns: The shared suite, or a new, unshared one when `persistentDomain` is an
-    ///   ``UnavailableDomainStorage``.
+    /// Everyone in the process who asks for the same domain objects gets the same suite, and so sees the
+    /// same registration domain. Suites are told apart by the identity of their domain objects, not by
+    /// their paths: ``FileDomainStorage/shared(directory:name:durable:)`` returns one object per file and
+    /// durability, so asking for the same file gives the same suite, while a durable and an ordinary
+    /// domain over one file are different objects with different suites.
     public static func shared(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?) -> DefaultsSuite {
-        guard !(persistentDomain is UnavailableDomainStorage) else {
-            return DefaultsSuite(persistentDomain: persistentDomain, globalDomain: globalDomain, argumentDomain: processArgumentDomain)
-        }
-        // By the domains' identity, not their paths: a durable and an ordinary domain over one file are
-        // different objects (FileDomainStorage.shared keeps them apart), and so are their suites. The
-        // registry keeps the domains alive, so an identity is never reused.
+        // The registry keeps the domains alive, so an identity is never reused.
         let registryKey = [ObjectIdentifier(persistentDomain), globalDomain.map { ObjectIdentifier($0) }]
         return registry.withLock { suites in
             if let existing = suites[registryKey] { return existing }
@@ -175,7 +167,7 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// Removes every registered default of this suite.
-    public func removeRegisteredDefaults() {
+    func removeRegisteredDefaults() {
         registered.withLock { $0.removeAll() }
     }
 
@@ -209,27 +201,22 @@ public final class DefaultsSuite: Sendable {
 
     /// Searches the domains in search-list order, beginning with `first`.
     package func find(_ key: String, from first: SearchDomain = .arguments) throws(PrefsError) -> Found? {
-        // An unavailable writable domain makes the suite unavailable: no other domain answers instead.
-        if let unavailable = persistentDomain as? UnavailableDomainStorage {
-            throw .userDefaultsUnavailable(reason: unavailable.reason)
-        }
-        let start = SearchDomain.allCases.firstIndex(of: first) ?? 0
-        if start <= 0, let value = argumentDomain[key] {
-            return Found(value: value, domain: .arguments, snapshot: nil)
-        }
-        if start <= 1 {
-            let snapshot = try persistentDomain.snapshot()
-            if let value = snapshot.contents[key] { return Found(value: value, domain: .persistent, snapshot: snapshot) }
-        }
-        // The global domain is skipped when it is the writable one (an application domain named
-        // `.GlobalPreferences`): it has been searched already, and reading it again while it is being
-        // modified would wait on itself.
-        if start <= 2, let globalDomain, globalDomain !== persistentDomain {
-            let snapshot = try globalDomain.snapshot()
-            if let value = snapshot.contents[key] { return Found(value: value, domain: .global, snapshot: snapshot) }
-        }
-        if let value = registered.withLock({ $0[key] }) {
-            return Found(value: value, domain: .registration, snapshot: nil)
+        for domain in SearchDomain.allCases.drop(while: { $0 != first }) {
+            switch domain {
+            case .arguments:
+                if let value = argumentDomain[key] { return Found(value: value, domain: domain, snapshot: nil) }
+            case .persistent:
+                let snapshot = try persistentDomain.snapshot()
+                if let value = snapshot.contents[key] { return Found(value: value, domain: domain, snapshot: snapshot) }
+            case .global:
+                // Skipped when it is the writable domain (an application domain named `.GlobalPreferences`):
+                // searched already, and reading it again while it is being modified would wait on itself.
+                guard let globalDomain, globalDomain !== persistentDomain else { continue }
+                let snapshot = try globalDomain.snapshot()
+                if let value = snapshot.contents[key] { return Found(value: value, domain: domain, snapshot: snapshot) }
+            case .registration:
+                if let value = registered.withLock({ $0[key] }) { return Found(value: value, domain: domain, snapshot: nil) }
+            }
         }
         return nil
     }

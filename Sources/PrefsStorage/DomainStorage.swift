@@ -127,29 +127,3 @@ public final class InMemoryDomainStorage: DomainStorage {
         }
     }
 }
-
-/// The domain of a name or directory that cannot be used: every operation fails with
-/// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``, and nothing is read or written anywhere.
-public final class UnavailableDomainStorage: DomainStorage {
-    /// Why the domain cannot be used.
-    public let reason: String
-
-    /// The reason, since there is no place to name.
-    public var location: String { "unavailable domain (\(reason))" }
-
-    /// Makes a domain that refuses every operation for `reason`.
-    public init(reason: String) { self.reason = reason }
-
-    /// Always throws ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
-    public func snapshot() throws(PrefsError) -> DomainSnapshot {
-        throw .userDefaultsUnavailable(reason: reason)
-    }
-
-    /// Always throws ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``, without calling `transform`.
-    public func modify(
-        repairing policy: RepairPolicy,
-        _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
-    ) throws(PrefsError) -> DomainSnapshot {
-        throw .userDefaultsUnavailable(reason: reason)
-    }
-}

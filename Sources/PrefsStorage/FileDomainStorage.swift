@@ -74,25 +74,16 @@ public final class FileDomainStorage: DomainStorage {
     /// There is one instance per directory, name and durability: a durable and a non-durable instance
     /// of one file each keep their own cache, and exclude each other through the file's lock.
     ///
-    /// - Returns: The shared domain, or an ``UnavailableDomainStorage`` when the name or directory
-    ///   cannot be used.
-    public static func shared(directory: String, name: String, durable: Bool = false) -> any DomainStorage {
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be
+    ///   used (see ``init(directory:name:durable:)``); nothing is created then.
+    public static func shared(directory: String, name: String, durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
         let registryKey = "\(durable ? "D" : "-")\(directory)\u{0}\(name)"
-        return registry.withLock { domains -> any DomainStorage in
+        return try registry.withLock { (domains: inout [String: FileDomainStorage]) throws(PrefsError) -> FileDomainStorage in
             if let existing = domains[registryKey] { return existing }
-            do throws(PrefsError) {
-                let domain = try FileDomainStorage(directory: directory, name: name, durable: durable)
-                domains[registryKey] = domain
-                return domain
-            } catch {
-                return UnavailableDomainStorage(reason: Self.reason(of: error))
-            }
+            let domain = try FileDomainStorage(directory: directory, name: name, durable: durable)
+            domains[registryKey] = domain
+            return domain
         }
-    }
-
-    private static func reason(of error: PrefsError) -> String {
-        if case .userDefaultsUnavailable(let reason) = error { return reason }
-        return error.description
     }
 
     // MARK: Reading
@@ -121,7 +112,7 @@ public final class FileDomainStorage: DomainStorage {
                     cached = nil
                     return .missing
                 }
-                throw .readFailed(path: path, operation: "stat", errno: error)
+                throw .readFailed(path: path, step: .stat, errno: error)
             }
             if current.identity == identity { return try current.result.get() }
         }
@@ -149,9 +140,9 @@ public final class FileDomainStorage: DomainStorage {
             fd = try system.open(path, O_RDONLY | O_NONBLOCK)
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
-            throw .readFailed(path: path, operation: "open", errno: error)
+            throw .readFailed(path: path, step: .open, errno: error)
         }
-        var operation = "fstat"
+        var step = PrefsError.Step.fstat
         do {
             let info = try system.fstat(fd, path: path)
             guard info.st_mode & S_IFMT == S_IFREG else {
@@ -163,14 +154,14 @@ public final class FileDomainStorage: DomainStorage {
                 throw PrefsError.domainUnreadable(
                     path: path, reason: "the file is \(info.st_size) bytes; at most \(Self.maximumFileSize) are read")
             }
-            operation = "read"
+            step = .read
             let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size), limit: Self.maximumFileSize)
-            operation = "close"
+            step = .close
             try system.close(fd, path: path)
             return (FileIdentity(info), bytes)
         } catch let error as PrefsErrno {
-            if operation != "close" { _ = try? system.close(fd, path: path) }
-            throw .readFailed(path: path, operation: operation, errno: error)
+            if step != .close { _ = try? system.close(fd, path: path) }
+            throw .readFailed(path: path, step: step, errno: error)
         } catch let error as PrefsError {
             throw error
         } catch {
@@ -182,14 +173,18 @@ public final class FileDomainStorage: DomainStorage {
     /// or sparse file put in its place cannot exhaust memory.
     static let maximumFileSize = 64 << 20
 
+    #if DEBUG
     private static let parses = Locked(0)
 
     /// How many times this process has parsed a domain file: lets tests prove that an unchanged file,
-    /// readable or not, is never parsed again.
-    static var parseCount: Int { parses.withLock { $0 } }
+    /// readable or not, is never parsed again. A test hook, in debug builds only.
+    package static var parseCount: Int { parses.withLock { $0 } }
+    #endif
 
     static func parse(_ bytes: [UInt8], path: String) throws(PrefsError) -> DomainSnapshot {
+        #if DEBUG
         parses.withLock { $0 += 1 }
+        #endif
         let root: PropertyListValue
         do {
             root = try bytes.withUnsafeBytes { try PropertyListText.decodeFile($0) }
@@ -210,9 +205,8 @@ public final class FileDomainStorage: DomainStorage {
     /// file cannot be read as it is (unless `policy` is ``RepairPolicy/moveUnreadableAside``, which
     /// first renames an unreadable file to `<name>.plist.unreadable-<time>`).
     ///
-    /// - Throws: ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be created;
-    ///   ``RVS_PersistentPrefs/PrefsError/writeFailed(path:operation:errno:)`` when a step of the write fails (the old file
-    ///   is then intact); the read errors of ``snapshot()``; whatever `transform` throws.
+    /// - Throws: ``PrefsError/writeFailed(path:step:errno:)`` when a step of the write fails, creating
+    ///   the directory included (the old file is then intact); the read errors of ``snapshot()``; whatever `transform` throws.
     @discardableResult
     public func modify(
         repairing policy: RepairPolicy,
@@ -272,7 +266,7 @@ public final class FileDomainStorage: DomainStorage {
                     createdDirectory = true
                     continue
                 }
-                throw .writeFailed(path: path, operation: "open lock file \(lockPath)", errno: error)
+                throw .writeFailed(path: path, step: .openLockFile(lockPath), errno: error)
             }
             do {
                 try system.flock(fd, path: lockPath, LOCK_EX)
@@ -283,7 +277,7 @@ public final class FileDomainStorage: DomainStorage {
                 _ = try? system.close(fd, path: lockPath)
             } catch {
                 _ = try? system.close(fd, path: lockPath)
-                throw .writeFailed(path: path, operation: "lock \(lockPath)", errno: error)
+                throw .writeFailed(path: path, step: .lock(lockPath), errno: error)
             }
         }
     }
@@ -297,12 +291,12 @@ public final class FileDomainStorage: DomainStorage {
                 try system.mkdir(prefix, 0o700)
             } catch {
                 guard error == .fileExists else {
-                    throw .userDefaultsUnavailable(reason: "cannot create the directory \(prefix): \(error)")
+                    throw .writeFailed(path: path, step: .createDirectory(prefix), errno: error)
                 }
             }
         }
         guard let info = try? system.stat(directory), info.st_mode & S_IFMT == S_IFDIR else {
-            throw .userDefaultsUnavailable(reason: "\(directory) is not a directory")
+            throw .writeFailed(path: path, step: .createDirectory(directory), errno: PrefsErrno(rawValue: ENOTDIR))
         }
     }
 
@@ -321,33 +315,30 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Writes `bytes` to the temporary file and renames it over the domain file.
     private func replaceFile(with bytes: [UInt8]) throws(PrefsError) {
-        var step = "create temporary file \(temporaryPath)"
+        var step = PrefsError.Step.createTemporaryFile(temporaryPath)
         do throws(PrefsErrno) {
             let fd = try createTemporaryFile()
             do throws(PrefsErrno) {
-                step = "write temporary file \(temporaryPath)"
+                step = .writeTemporaryFile(temporaryPath)
                 try system.writeAll(fd, path: temporaryPath, bytes)
                 if durable {
-                    step = "fsync temporary file \(temporaryPath)"
+                    step = .syncTemporaryFile(temporaryPath)
                     try system.fsync(fd, path: temporaryPath)
                 }
             } catch {
                 _ = try? system.close(fd, path: temporaryPath)
                 throw error
             }
-            step = "close temporary file \(temporaryPath)"
+            step = .closeTemporaryFile(temporaryPath)
             try system.close(fd, path: temporaryPath)
-            step = "rename \(temporaryPath) over the domain file"
+            step = .renameOverDomainFile(temporaryPath)
             try system.rename(temporaryPath, path)
         } catch {
             try? system.unlink(temporaryPath)
-            throw .writeFailed(path: path, operation: step, errno: error)
+            throw .writeFailed(path: path, step: step, errno: error)
         }
         if durable { try syncDirectory() }
     }
-
-    /// The name of the one write step that fails after the new contents are in place.
-    static let directorySyncStep = "fsync directory"
 
     /// Makes the rename itself durable. Once the rename has happened it cannot be undone, so a failure
     /// here is reported although the new contents are already in place.
@@ -357,7 +348,7 @@ public final class FileDomainStorage: DomainStorage {
             defer { _ = try? system.close(fd, path: directory) }
             try system.fsync(fd, path: directory)
         } catch {
-            throw .writeFailed(path: path, operation: "\(Self.directorySyncStep) \(directory)", errno: error)
+            throw .writeFailed(path: path, step: .syncDirectory(directory), errno: error)
         }
     }
 
@@ -382,7 +373,7 @@ public final class FileDomainStorage: DomainStorage {
                 try system.rename(path, candidate)
             }
         } catch {
-            throw .writeFailed(path: path, operation: "keep the unreadable file aside as \(candidate)", errno: error)
+            throw .writeFailed(path: path, step: .keepUnreadableFileAside(candidate), errno: error)
         }
         return candidate
     }

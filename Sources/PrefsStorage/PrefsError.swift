@@ -11,7 +11,7 @@ import PrefsPropertyList
 /// without leaking preferences.
 ///
 /// The failed operation changed nothing on disk, with one exception: a durable-mode write whose
-/// final `fsync` of the directory fails (see ``writeFailed(path:operation:errno:)``).
+/// final `fsync` of the directory fails (see ``writeFailed(path:step:errno:)``).
 ///
 /// The type is not `Equatable`; match its cases with patterns, and give a `switch` over it a
 /// `default`, since later versions may add cases:
@@ -32,10 +32,10 @@ import PrefsPropertyList
 /// - ``userDefaultsUnavailable(reason:)``
 /// - ``invalidStoredValue(key:)``
 /// - ``domainUnreadable(path:reason:)``
-/// - ``readFailed(path:operation:errno:)``
+/// - ``readFailed(path:step:errno:)``
 ///
 /// ### Failed Writes
-/// - ``writeFailed(path:operation:errno:)``
+/// - ``writeFailed(path:step:errno:)``
 ///
 /// ### Kept for Compatibility
 /// - ``noStoredPrefsForKey(key:)``
@@ -96,17 +96,17 @@ public enum PrefsError: Error, CustomStringConvertible {
     ///
     /// Nothing was written, and a deliberate replacement does not override this error: fix the
     /// file's permissions or the file system, then retry.
-    case readFailed(path: String, operation: String, errno: PrefsErrno)
+    case readFailed(path: String, step: Step, errno: PrefsErrno)
 
-    /// A step of a write to the domain at `path` failed: `operation` names the step and the file it
-    /// concerned (opening or locking the lock file, writing the temporary file, renaming it over
-    /// the domain file, moving an unreadable file aside, `fsync`), and `errno` says why, for
-    /// example ``PrefsErrno/noSpace`` or ``PrefsErrno/readOnlyFileSystem``.
+    /// A step of a write to the domain at `path` failed: `step` names the step and the file it
+    /// concerned (creating the directory, opening or locking the lock file, writing the temporary
+    /// file, renaming it over the domain file, moving an unreadable file aside, `fsync`), and `errno`
+    /// says why, for example ``PrefsErrno/noSpace`` or ``PrefsErrno/readOnlyFileSystem``.
     ///
     /// The previous file is intact, byte for byte, and the temporary file is removed. The one
-    /// exception is durable mode's last step: when `operation` begins with `fsync directory`, the
-    /// new file is already in place, but may not survive a power failure.
-    case writeFailed(path: String, operation: String, errno: PrefsErrno)
+    /// exception is durable mode's last step, ``Step/syncDirectory(_:)`` (see
+    /// ``Step/isAfterReplacement``): the new file is already in place, but may not survive a power failure.
+    case writeFailed(path: String, step: Step, errno: PrefsErrno)
 
     /// Kept for source compatibility with the Apple-platform library; never produced, since a
     /// missing collection is simply empty, without error.
@@ -133,14 +133,13 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "The value stored under the storage key '\(key)' is not a string-keyed dictionary"
         case .domainUnreadable(let path, let reason):
             return "Unreadable domain file \(path): \(reason)"
-        case .readFailed(let path, let operation, let errno):
-            return "Could not read \(path): \(operation) failed: \(errno)"
-        case .writeFailed(let path, let operation, let errno):
-            if operation.hasPrefix(FileDomainStorage.directorySyncStep) {
-                // The rename has happened: the new contents are in place, only their durability is in doubt.
-                return "Could not make the write of \(path) durable: \(operation) failed: \(errno); the new contents are in place but may not survive a power failure"
+        case .readFailed(let path, let step, let errno):
+            return "Could not read \(path): \(step) failed: \(errno)"
+        case .writeFailed(let path, let step, let errno):
+            if step.isAfterReplacement {
+                return "Could not make the write of \(path) durable: \(step) failed: \(errno); the new contents are in place but may not survive a power failure"
             }
-            return "Could not write \(path): \(operation) failed: \(errno); the previous file is unchanged"
+            return "Could not write \(path): \(step) failed: \(errno); the previous file is unchanged"
         case .noStoredPrefsForKey(let key):
             return "No stored preferences for the storage key '\(key)'"
         case .unknownError(let error):

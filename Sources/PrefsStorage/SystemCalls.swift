@@ -1,94 +1,34 @@
 import Glibc
 
 /// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
-enum SystemCall: String, Sendable, CaseIterable {
+package enum SystemCall: String, Sendable, CaseIterable {
     case open, read, write, rename, link, fsync, flock, stat, fstat, unlink, close, mkdir
 }
 
-/// Makes chosen system calls fail on demand, so tests can produce ENOSPC, EACCES, EROFS, EIO or EINTR
-/// at any step even when running as root, where permission bits alone produce none of them.
-///
-/// Every call that goes through ``SystemCalls`` is also recorded, so a test can see, for example, that
-/// durable mode calls `fsync` on the file and on its directory.
-final class FaultInjection: @unchecked Sendable {
-    private struct Rule {
-        let call: SystemCall
-        let pathContaining: String?
-        let errno: PrefsErrno
-        var skip: Int
-        var remaining: Int
-    }
-
-    private let lock = Lock()
-    private var rules: [Rule] = []
-    private var calls: [(SystemCall, String)] = []
-
-    init() {}
-
-    /// Fails `call` with `errno` `times` times (default once), after letting `skip` matching calls
-    /// through; only calls on a path containing `pathContaining`, when given.
-    func fail(_ call: SystemCall, with errno: PrefsErrno, times: Int = 1, skip: Int = 0, pathContaining: String? = nil) {
-        lock.withLock {
-            rules.append(Rule(call: call, pathContaining: pathContaining, errno: errno, skip: skip, remaining: times))
-        }
-    }
-
-    /// When set, `stat` and `fstat` report timestamps rounded down to this many nanoseconds, the way
-    /// a kernel with a coarse file-time clock (or a file system with coarse timestamps) reports them.
-    var timestampTick: Int? {
-        get { lock.withLock { tick } }
-        set { lock.withLock { tick = newValue } }
-    }
-    private var tick: Int?
-
-    fileprivate func adjust(_ info: inout Glibc.stat) {
-        guard let tick = timestampTick, tick > 0 else { return }
-        info.st_mtim.tv_nsec -= info.st_mtim.tv_nsec % tick
-        info.st_ctim.tv_nsec -= info.st_ctim.tv_nsec % tick
-    }
-
-    /// Removes every pending fault.
-    func reset() { lock.withLock { rules.removeAll() } }
-
-    /// The calls made so far, in order, with the path each concerned.
-    var recordedCalls: [(call: SystemCall, path: String)] { lock.withLock { calls.map { ($0.0, $0.1) } } }
-
-    /// Forgets the recorded calls.
-    func clearRecordedCalls() { lock.withLock { calls.removeAll() } }
-
-    fileprivate func failure(for call: SystemCall, path: String) -> PrefsErrno? {
-        lock.withLock {
-            calls.append((call, path))
-            guard let index = rules.firstIndex(where: {
-                $0.call == call && $0.remaining > 0 && ($0.pathContaining.map { path.contains($0) } ?? true)
-            }) else { return nil }
-            if rules[index].skip > 0 {
-                rules[index].skip -= 1
-                return nil
-            }
-            rules[index].remaining -= 1
-            return rules[index].errno
-        }
-    }
-}
-
 /// A thin, typed layer over the system calls of the file-backed domain, in the manner of
-/// swift-system: each wrapper retries `EINTR`, throws the failure as an ``PrefsErrno``, and consults
-/// an optional ``FaultInjection`` first.
+/// swift-system: each wrapper retries `EINTR` and throws the failure as a ``PrefsErrno``; in debug
+/// builds it consults an optional `FaultInjection` first.
 struct SystemCalls: Sendable {
-    /// Injected failures for tests; `nil` in production.
+    #if DEBUG
+    /// Injected failures for tests; `nil` in production. Compiled into debug builds only.
     let faults: FaultInjection?
 
     /// The real system calls, with nothing injected.
     static let live = SystemCalls(faults: nil)
+    #else
+    /// The real system calls.
+    static let live = SystemCalls()
+    #endif
 
     /// Runs `body` until it succeeds or fails with something other than `EINTR`.
     private func perform(_ call: SystemCall, _ path: String, _ body: () -> Int) throws(PrefsErrno) -> Int {
         while true {
+            #if DEBUG
             if let faults, let injected = faults.failure(for: call, path: path) {
                 if injected == .interrupted { continue }
                 throw injected
             }
+            #endif
             let result = body()
             if result != -1 { return result }
             let error = PrefsErrno.current
@@ -158,14 +98,18 @@ struct SystemCalls: Sendable {
     func stat(_ path: String) throws(PrefsErrno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.stat, path) { Int(c_stat(path, &info)) }
+        #if DEBUG
         faults?.adjust(&info)
+        #endif
         return info
     }
 
     func fstat(_ fd: Int32, path: String) throws(PrefsErrno) -> Glibc.stat {
         var info = Glibc.stat()
         _ = try perform(.fstat, path) { Int(c_fstat(fd, &info)) }
+        #if DEBUG
         faults?.adjust(&info)
+        #endif
         return info
     }
 
@@ -180,10 +124,12 @@ struct SystemCalls: Sendable {
     /// Closes a descriptor. Not retried on `EINTR`: on Linux the descriptor is gone either way, and a
     /// retry could close one that another thread has just been given.
     func close(_ fd: Int32, path: String) throws(PrefsErrno) {
+        #if DEBUG
         if let faults, let injected = faults.failure(for: .close, path: path) {
             Glibc.close(fd)
             throw injected
         }
+        #endif
         if Glibc.close(fd) == -1 {
             let error = PrefsErrno.current
             if error != .interrupted { throw error }

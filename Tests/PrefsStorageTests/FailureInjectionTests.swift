@@ -82,8 +82,8 @@ struct FailureInjectionTests {
             _ = try fresh.snapshot()
             Issue.record("the read succeeded")
         } catch {
-            guard case .readFailed(let path, let operation, let reported) = error else { Issue.record("wrong error \(error)"); return }
-            #expect(path == domain.path && operation == call.rawValue && reported == errno)
+            guard case .readFailed(let path, let step, let reported) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(path == domain.path && step.description == call.rawValue && reported == errno)
         }
     }
 

@@ -196,23 +196,24 @@ struct FileDomainTests {
         } catch {
             guard case .userDefaultsUnavailable = error else { Issue.record("wrong error \(error)"); return }
         }
-        let shared = FileDomainStorage.shared(directory: directory.path, name: name)
-        #expect(shared is UnavailableDomainStorage)
-        #expect(throws: PrefsError.self) { try shared.modify(repairing: .moveUnreadableAside) { $0["k"] = .integer(1) } }
+        #expect(throws: PrefsError.self) { try FileDomainStorage.shared(directory: self.directory.path, name: name) }
         #expect(directory.contents().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: (directory.path as NSString).deletingLastPathComponent + "/escape.plist"))
     }
 
-    @Test("A directory that cannot be created makes the domain unavailable")
-    func uncreatableDirectoryIsUnavailable() throws {
+    @Test("A directory that cannot be created fails the write at the createDirectory step, with its errno")
+    func uncreatableDirectoryFailsTheWriteWithItsErrno() throws {
         writeFile(directory.appending("file"), [1])
         let domain = try domain(in: "file/sub")
         do {
             try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
             Issue.record("wrote below a file")
         } catch {
-            guard case .userDefaultsUnavailable(let reason) = error else { Issue.record("wrong error \(error)"); return }
-            #expect(reason.contains(directory.appending("file")))
+            guard case .writeFailed(let path, .createDirectory(let failed), let errno) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+            #expect(path == domain.path && failed == directory.appending("file/sub") && errno == PrefsErrno(rawValue: ENOTDIR))
         }
     }
 }

@@ -45,9 +45,9 @@ struct LocationTests {
         let environment = ["RVS_PREFS_DIRECTORY": "/prefs"]
         #expect(DefaultsLocations.current(environment: environment).applicationDomainName == ProcessInfo.processInfo.processName)
         let named = DefaultsLocations.current(applicationDomainName: "com.example.tool", environment: environment)
-        let domain = try #require(named.applicationDomain() as? FileDomainStorage)
+        let domain = try named.applicationDomain()
         #expect(domain.path == "/prefs/com.example.tool.plist")
-        let global = try #require(named.globalDomain() as? FileDomainStorage)
+        let global = try named.globalDomain()
         #expect(global.path == "/prefs/.GlobalPreferences.plist")
     }
 
@@ -55,9 +55,9 @@ struct LocationTests {
     func groupSuiteFile() throws {
         let directory = TemporaryDirectory()
         let locations = DefaultsLocations(preferencesDirectory: "/unused", groupContainer: directory.path, applicationDomainName: "app")
-        let suite = locations.groupSuite("group.example.shared")
+        let suite = try locations.groupSuite("group.example.shared")
         #expect((suite.persistentDomain as? FileDomainStorage)?.path == directory.appending("group.example.shared.plist"))
-        #expect(locations.groupSuite("group.example.shared") === suite, "one suite per file in a process")
+        #expect(try locations.groupSuite("group.example.shared") === suite, "one suite per file in a process")
         try suite.set(.integer(1), forKey: "k")
         #expect(directory.contents().contains("group.example.shared.plist"))
     }
@@ -66,12 +66,12 @@ struct LocationTests {
     func durableSuiteIsDistinctFromOrdinary() throws {
         let directory = TemporaryDirectory()
         let locations = DefaultsLocations(preferencesDirectory: directory.path, applicationDomainName: "app")
-        let ordinary = locations.applicationSuite()
+        let ordinary = try locations.applicationSuite()
         try ordinary.set(.integer(1), forKey: "k")
-        let durable = locations.applicationSuite(durable: true)
+        let durable = try locations.applicationSuite(durable: true)
         #expect(durable !== ordinary)
         #expect((durable.persistentDomain as? FileDomainStorage)?.durable == true)
-        #expect((locations.applicationSuite().persistentDomain as? FileDomainStorage)?.durable == false)
+        #expect((try locations.applicationSuite().persistentDomain as? FileDomainStorage)?.durable == false)
         #expect(try durable.value(forKey: "k") == .integer(1))
     }
 
@@ -81,10 +81,12 @@ struct LocationTests {
         let directory = TemporaryDirectory()
         let container = directory.appending("container")
         let locations = DefaultsLocations(preferencesDirectory: directory.appending("prefs"), groupContainer: container, applicationDomainName: "app")
-        let suite = locations.groupSuite(groupID)
-        #expect(suite.persistentDomain is UnavailableDomainStorage)
-        #expect(throws: PrefsError.self) { try suite.set(.integer(1), forKey: "k") }
-        #expect(throws: PrefsError.self) { try suite.value(forKey: "k") }
+        #expect {
+            try locations.groupSuite(groupID)
+        } throws: { error in
+            guard case .userDefaultsUnavailable? = error as? PrefsError else { return false }
+            return true
+        }
         #expect(directory.contents().isEmpty)
     }
 }

@@ -92,17 +92,6 @@ struct SearchListTests {
         #expect(throws: PrefsError.self) { try suite.value(forKey: "shared") }
     }
 
-    @Test("An unavailable writable domain makes every read fail, even for a key another domain holds")
-    func unavailableSuiteReadsNothingElsewhere() {
-        let suite = DefaultsSuite(persistentDomain: UnavailableDomainStorage(reason: "test"), globalDomain: global,
-                                  arguments: ["program", "-shared", "argument"])
-        suite.register(defaults: ["onlyRegistered": .bool(true)])
-        for key in ["shared", "onlyGlobal", "onlyRegistered"] {
-            #expect(throws: PrefsError.self) { try suite.value(forKey: key) }
-        }
-        #expect(throws: PrefsError.self) { try suite.dictionaryRepresentation() }
-    }
-
     @Test("The registration domain is never persisted")
     func registrationIsNotPersisted() throws {
         let directory = TemporaryDirectory()

@@ -66,13 +66,6 @@ public final class PrefsObservation: @unchecked Sendable {
     deinit { list?.remove(id) }
 }
 
-/// The Apple-platform name of the observation token, so that code written for it compiles unchanged.
-public typealias NSKeyValueObservation = PrefsObservation
-/// The Apple-platform name of the observing options.
-public typealias NSKeyValueObservingOptions = PrefsObservingOptions
-/// The Apple-platform name of a change notification.
-public typealias NSKeyValueObservedChange<Value> = PrefsObservedChange<Value>
-
 /// Key-path observation of ``RVS_PersistentPrefs`` instances, with the typed `Self` of a subclass.
 ///
 /// It exists only so that ``PrefsObserving/observe(_:options:changeHandler:)`` can give its handler

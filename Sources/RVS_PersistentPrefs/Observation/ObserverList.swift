@@ -43,9 +43,11 @@ final class ObserverList: @unchecked Sendable {
     }
 
     /// How many key-path observers and change streams are registered now.
-    var registrationCounts: (observers: Int, streams: Int) {
+    #if DEBUG
+    package var registrationCounts: (observers: Int, streams: Int) {
         lock.withLock { (observers.count, streams.count) }
     }
+    #endif
 
     private func isRegistered(_ id: Int) -> Bool {
         lock.withLock { observers.contains { $0.id == id } }

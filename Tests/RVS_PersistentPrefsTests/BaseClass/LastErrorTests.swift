@@ -111,17 +111,6 @@ struct BaseClassLastErrorTests {
         #expect(prefs.values.isEmpty && prefs.count == 0)
     }
 
-    @Test("With a suite whose domain is unavailable every operation reports userDefaultsUnavailable, and merges fail too",
-          arguments: BaseClassOperation.allCases)
-    func unavailableDomainIsUnavailable(operation: BaseClassOperation) {
-        let suite = DefaultsSuite(persistentDomain: UnavailableDomainStorage(reason: "test"), globalDomain: nil, arguments: [])
-        let merged = BaseClassTestPrefs(suite: suite, key: "settings", values: ["appearance": "dark"])
-        #expect(merged.baseClassOutcome == .userDefaultsUnavailable)
-        merged.lastError = nil
-        operation.perform(on: merged)
-        #expect(merged.baseClassOutcome == .userDefaultsUnavailable)
-    }
-
     @Test("The stored value under the key not being a dictionary is invalidStoredValue naming the storage key")
     func invalidStoredValueNamesTheKey() throws {
         let fixture = try BaseClassFixture()

@@ -62,66 +62,6 @@ import Foundation
 /// - ``changes``
 /// - ``changeBufferLimit``
 open class RVS_PersistentPrefs {
-    // MARK: Configuration shared by every instance
-
-    private struct Configuration {
-        var groupID: String?
-        var groupContainerDirectory: String?
-        var applicationDomainName: String?
-        var durableWrites = false
-    }
-
-    private static let configuration = Locked(Configuration())
-
-    /// Selects a group suite for every instance of every subclass.
-    ///
-    /// `nil` or empty selects the application domain. A non-empty identifier selects the suite file
-    /// `<group container>/<groupID>.plist` (see ``groupContainerDirectory``); an identifier that cannot
-    /// be a file name makes every operation fail with
-    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``,
-    /// with nothing written anywhere. Set it once, before creating instances: changing it redirects
-    /// later operations without migrating data.
-    public static var groupID: String? {
-        get { configuration.withLock { $0.groupID } }
-        set { configuration.withLock { $0.groupID = newValue } }
-    }
-
-    /// The directory of group suites, set in code; `nil` or empty defers to `$RVS_PREFS_GROUP_CONTAINER`,
-    /// then to the preferences directory.
-    ///
-    /// A relative path is taken relative to the current directory, at each operation. A directory that
-    /// cannot be created makes the first write fail with
-    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``. Processes that configure
-    /// the same container and ``groupID`` share their values if they run as the same user: the
-    /// library creates its files with mode 0600 and its directories with mode 0700.
-    public static var groupContainerDirectory: String? {
-        get { configuration.withLock { $0.groupContainerDirectory } }
-        set { configuration.withLock { $0.groupContainerDirectory = newValue } }
-    }
-
-    /// The name of the application domain; `nil` or empty means the executable's name. Its file is
-    /// `<preferences directory>/<name>.plist`.
-    ///
-    /// A name that cannot be a file name (`.`, `..`, one containing `/`, one too long; see
-    /// ``DomainName/problem(with:)``) makes every operation fail with
-    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
-    public static var applicationDomainName: String? {
-        get { configuration.withLock { $0.applicationDomainName } }
-        set { configuration.withLock { $0.applicationDomainName = newValue } }
-    }
-
-    /// Opt-in durable mode: when `true`, each write waits for the disk (an `fsync` of the domain file
-    /// and of its directory) before it returns, so that it survives a power failure. Off by default (a
-    /// write then survives a crash of the process, not of the machine).
-    ///
-    /// It takes effect for every operation that starts after it is set, on instances old and new.
-    /// Durable and ordinary operations use different suites, each with its own registration domain,
-    /// so set it before registering defaults.
-    public static var durableWrites: Bool {
-        get { configuration.withLock { $0.durableWrites } }
-        set { configuration.withLock { $0.durableWrites = newValue } }
-    }
-
     // MARK: State of this instance
 
     /// Serializes the operations of this instance. Recursive, so that an observer may read or write
@@ -179,21 +119,13 @@ open class RVS_PersistentPrefs {
     /// selected by ``groupID``, over the global domain and this process's arguments.
     ///
     /// Override to use another suite, for example one over an ``InMemoryDomainStorage`` in tests.
-    /// Returning `nil` makes every operation fail with
-    /// ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
+    /// Returning `nil` makes every operation fail with ``PrefsError/userDefaultsUnavailable(reason:)``;
+    /// so does a ``groupID`` or ``applicationDomainName`` that cannot name a domain, for the default.
     ///
     /// It is evaluated on every operation, including the load and merge that `super.init` performs:
     /// an override must use only state set before it calls `super.init`.
     open var userDefaults: DefaultsSuite? {
-        let settings = Self.configuration.withLock { $0 }
-        let locations = DefaultsLocations.current(
-            groupContainer: settings.groupContainerDirectory,
-            applicationDomainName: settings.applicationDomainName
-        )
-        if let groupID = settings.groupID, !groupID.isEmpty {
-            return locations.groupSuite(groupID, durable: settings.durableWrites)
-        }
-        return locations.applicationSuite(durable: settings.durableWrites)
+        try? Self.configuredSuite()
     }
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
@@ -308,13 +240,6 @@ open class RVS_PersistentPrefs {
         values = [:]
     }
 
-    /// Removes this collection; the same as ``clear()``, kept for compatibility. It does not erase
-    /// the domain, other collections or other suites (except that, as with ``clear()``, an unreadable
-    /// domain file is moved aside first, taking the other collections with it).
-    public func deleteAll() {
-        clear()
-    }
-
     // MARK: Operations
 
     func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
@@ -337,27 +262,29 @@ open class RVS_PersistentPrefs {
         }
     }
 
-    private func suite() throws(PrefsError) -> DefaultsSuite {
+    private func collection() throws(PrefsError) -> StoredCollection {
+        // Through the properties, so that a subclass's overrides of `key` and `userDefaults` are honoured.
+        let storageKey = key
         guard let suite = userDefaults else {
+            // The default is nil when the configuration names no usable domain: say why.
+            _ = try Self.configuredSuite()
             throw .userDefaultsUnavailable(reason: "the instance's userDefaults is nil")
         }
-        return suite
+        return StoredCollection(suite: suite, storageKey: storageKey)
     }
 
-    /// Reads the collection through the search list.
+    /// Reads the collection through the search list, converting it to native values only when the
+    /// domain changed since the last read.
     private func read() -> [String: Any] {
         operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
-            let storageKey = self.key  // the property, so that a subclass's override of `key` is honoured
-            guard let found = try suite().find(storageKey) else { return [:] }
-            if let cache = nativeCache, cache.key == storageKey, let snapshot = found.snapshot, cache.snapshot === snapshot {
+            let collection = try collection()
+            guard let (entries, snapshot) = try collection.read() else { return [:] }
+            if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
                 return cache.values
             }
-            guard case .dictionary(let collection) = found.value else {
-                throw .invalidStoredValue(key: storageKey)
-            }
-            let native = collection.nativeValues
-            if let snapshot = found.snapshot {
-                nativeCache = NativeCache(snapshot: snapshot, key: storageKey, values: native)
+            let native = entries.nativeValues
+            if let snapshot {
+                nativeCache = NativeCache(snapshot: snapshot, key: collection.storageKey, values: native)
             }
             return native
         }
@@ -365,18 +292,13 @@ open class RVS_PersistentPrefs {
 
     /// Validates `newValues` and replaces the whole collection with it.
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
-        let storageKey = self.key
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = Set(keys)
             let unknown = newValues.keys.filter { !allowed.contains($0) }
             if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-            let collection = try Self.propertyListValues(newValues)
-            let suite = try suite()
-            change?.willChange()
-            try suite.modifyValue(forKey: storageKey, repairing: policy) { (stored: inout PropertyListValue?) throws(PrefsError) in
-                stored = collection.isEmpty ? nil : .dictionary(collection)
-            }
+            let entries = try PropertyListValue.collection(newValues)
+            try collection().replace(with: entries, repairing: policy) { change?.willChange() }
             return true
         }
         if succeeded { change?.didChange() }
@@ -385,73 +307,25 @@ open class RVS_PersistentPrefs {
     /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
     /// collection: what the subscript and the initializer's merge both do.
     private func update(_ entries: [String: Any?]) {
-        let storageKey = self.key
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = Set(keys)
-            let unknownNames = entries.filter { $0.value != nil && !allowed.contains($0.key) }.map(\.key)
-            if !unknownNames.isEmpty { throw .incorrectKeys(invalidElements: unknownNames.sorted()) }
-            let (setting, incompatible) = Self.convert(entries.compactMapValues { $0 })
-            var converted: [String: PropertyListValue?] = setting.mapValues { .some($0) }
-            for (name, value) in entries where value == nil { converted[name] = .some(nil) }
-            let removesOnly = entries.values.allSatisfy { $0 == nil }
-            let suite = try suite()
-            let merge = { (stored: inout PropertyListValue?) throws(PrefsError) -> Void in
-                var collection: [String: PropertyListValue]
-                if let stored {
-                    guard case .dictionary(let existing) = stored else { throw .invalidStoredValue(key: storageKey) }
-                    collection = existing
-                } else {
-                    // Nothing stored yet: start from what the global or registration domain supplies.
-                    collection = try Self.fallbackCollection(in: suite, storageKey: storageKey)
-                }
-                for (name, value) in converted { collection[name] = value }
-                // Keys first, over the whole resulting collection (an entry kept from an older version
-                // whose name is no longer allowed must be removed before anything else is written).
-                // A write that only removes entries is never rejected for the names it keeps: otherwise
-                // two such entries could not be removed one at a time.
-                let unknown = collection.keys.filter { !allowed.contains($0) }
-                if !unknown.isEmpty && !removesOnly { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-                if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
-                stored = collection.isEmpty ? nil : .dictionary(collection)
+            let unknown = entries.filter { $0.value != nil && !allowed.contains($0.key) }.map(\.key)
+            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+            let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
+            var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
+            for (name, value) in entries where value == nil { changes[name] = .some(nil) }
+            let collection = try collection()
+            // Validate before taking the domain's lock whenever a rejection found under it would come too
+            // late: incompatible values, a `.prior` notification about to be sent, or a domain file that
+            // may not exist yet (the lock would create its directory and lock file).
+            let validateFirst = !incompatible.isEmpty || change?.sendsPrior == true
+                || !collection.suite.persistentDomain.isKnownToExist
+            try collection.update(changes, allowed: allowed, incompatible: incompatible, validateFirst: validateFirst) {
+                change?.willChange()
             }
-            // Validate against the stored collection first, without the domain's lock, whenever a
-            // rejection found under the lock would come too late: a write of incompatible values, a
-            // `.prior` notification about to be sent, or a domain file that may not exist yet (the lock
-            // would create its directory and lock file). The locked write below validates again.
-            let fileKnownToExist = suite.persistentDomain.isKnownToExist
-            if !incompatible.isEmpty || change?.sendsPrior == true || !fileKnownToExist {
-                var current = try suite.persistentDomain.snapshot().contents[storageKey]
-                try merge(&current)
-            }
-            change?.willChange()
-            try suite.modifyValue(forKey: storageKey, merge)
             return true
         }
         if succeeded { change?.didChange() }
-    }
-
-    private static func fallbackCollection(in suite: DefaultsSuite, storageKey: String) throws(PrefsError) -> [String: PropertyListValue] {
-        guard let found = try suite.find(storageKey, from: .global) else { return [:] }
-        guard case .dictionary(let collection) = found.value else { throw .invalidStoredValue(key: storageKey) }
-        return collection
-    }
-
-    /// Converts a whole collection, naming every entry whose value is not a property-list value.
-    static func propertyListValues(_ values: [String: Any]) throws(PrefsError) -> [String: PropertyListValue] {
-        let (converted, incompatible) = convert(values)
-        if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
-        return converted
-    }
-
-    /// Converts the entries that are property-list values, and names those that are not.
-    private static func convert(_ values: [String: Any]) -> (converted: [String: PropertyListValue], incompatible: [String]) {
-        var converted: [String: PropertyListValue] = [:]
-        converted.reserveCapacity(values.count)
-        var incompatible: [String] = []
-        for (name, value) in values {
-            if let plist = PropertyListValue(value) { converted[name] = plist } else { incompatible.append(name) }
-        }
-        return (converted, incompatible)
     }
 }

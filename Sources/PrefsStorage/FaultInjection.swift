@@ -1,0 +1,71 @@
+import Glibc
+
+// A test hook: compiled into debug builds only, so that no release build can fail a system call on purpose.
+#if DEBUG
+/// Makes chosen system calls fail on demand, so tests can produce ENOSPC, EACCES, EROFS, EIO or EINTR
+/// at any step even when running as root, where permission bits alone produce none of them.
+///
+/// Every call that goes through ``SystemCalls`` is also recorded, so a test can see, for example, that
+/// durable mode calls `fsync` on the file and on its directory.
+package final class FaultInjection: @unchecked Sendable {
+    private struct Rule {
+        let call: SystemCall
+        let pathContaining: String?
+        let errno: PrefsErrno
+        var skip: Int
+        var remaining: Int
+    }
+
+    private let lock = Lock()
+    private var rules: [Rule] = []
+    private var calls: [(SystemCall, String)] = []
+
+    package init() {}
+
+    /// Fails `call` with `errno` `times` times (default once), after letting `skip` matching calls
+    /// through; only calls on a path containing `pathContaining`, when given.
+    package func fail(_ call: SystemCall, with errno: PrefsErrno, times: Int = 1, skip: Int = 0, pathContaining: String? = nil) {
+        lock.withLock {
+            rules.append(Rule(call: call, pathContaining: pathContaining, errno: errno, skip: skip, remaining: times))
+        }
+    }
+
+    /// When set, `stat` and `fstat` report timestamps rounded down to this many nanoseconds, the way
+    /// a kernel with a coarse file-time clock (or a file system with coarse timestamps) reports them.
+    package var timestampTick: Int? {
+        get { lock.withLock { tick } }
+        set { lock.withLock { tick = newValue } }
+    }
+    private var tick: Int?
+
+    func adjust(_ info: inout Glibc.stat) {
+        guard let tick = timestampTick, tick > 0 else { return }
+        info.st_mtim.tv_nsec -= info.st_mtim.tv_nsec % tick
+        info.st_ctim.tv_nsec -= info.st_ctim.tv_nsec % tick
+    }
+
+    /// Removes every pending fault.
+    package func reset() { lock.withLock { rules.removeAll() } }
+
+    /// The calls made so far, in order, with the path each concerned.
+    package var recordedCalls: [(call: SystemCall, path: String)] { lock.withLock { calls.map { ($0.0, $0.1) } } }
+
+    /// Forgets the recorded calls.
+    package func clearRecordedCalls() { lock.withLock { calls.removeAll() } }
+
+    func failure(for call: SystemCall, path: String) -> PrefsErrno? {
+        lock.withLock {
+            calls.append((call, path))
+            guard let index = rules.firstIndex(where: {
+                $0.call == call && $0.remaining > 0 && ($0.pathContaining.map { path.contains($0) } ?? true)
+            }) else { return nil }
+            if rules[index].skip > 0 {
+                rules[index].skip -= 1
+                return nil
+            }
+            rules[index].remaining -= 1
+            return rules[index].errno
+        }
+    }
+}
+#endif

@@ -1,0 +1,78 @@
+import Foundation
+
+/// One collection in a suite: the dictionary of entries under a storage key, read through the search
+/// list and written to the persistent domain. It does the reading, replacing and merging the base class
+/// exposes, over property-list values, and knows nothing of observers, native values or `lastError`.
+struct StoredCollection {
+    let suite: DefaultsSuite
+    let storageKey: String
+
+    /// The collection as the search list finds it, with the snapshot it came from when it came from a
+    /// file domain (so that a caller can cache what it derives from it); `nil` when no domain holds it.
+    func read() throws(PrefsError) -> (entries: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
+        guard let found = try suite.find(storageKey) else { return nil }
+        guard case .dictionary(let entries) = found.value else { throw .invalidStoredValue(key: storageKey) }
+        return (entries, found.snapshot)
+    }
+
+    /// Replaces the whole collection (an empty one removes it from the persistent domain).
+    /// - Parameter willChange: Called once the write is certain to be attempted, before it starts.
+    func replace(with entries: [String: PropertyListValue], repairing policy: RepairPolicy, willChange: () -> Void) throws(PrefsError) {
+        willChange()
+        try suite.modifyValue(forKey: storageKey, repairing: policy) { (stored: inout PropertyListValue?) throws(PrefsError) in
+            stored = entries.isEmpty ? nil : .dictionary(entries)
+        }
+    }
+
+    /// Sets (or, for `nil`, removes) entries in one locked read-modify-write of the stored collection,
+    /// keeping every other entry, so that processes updating different entries all keep their changes.
+    ///
+    /// - Parameters:
+    ///   - changes: Entry name → new value, `nil` to remove.
+    ///   - allowed: The entry names the collection may hold once changed. A change that only removes
+    ///     entries is never refused for the names it keeps: otherwise two entries whose names are no
+    ///     longer allowed could not be removed one at a time.
+    ///   - incompatible: Entries whose new value is not a property-list value: the update is refused
+    ///     with them, after the names, as every write reports keys first.
+    ///   - validateFirst: Validate against the stored collection before taking the domain's lock, for a
+    ///     caller that must know of a rejection before the lock is taken (taking it can create files).
+    ///   - willChange: Called once validation passed, before the write starts.
+    func update(
+        _ changes: [String: PropertyListValue?],
+        allowed: Set<String>,
+        incompatible: [String],
+        validateFirst: Bool,
+        willChange: () -> Void
+    ) throws(PrefsError) {
+        let removesOnly = changes.values.allSatisfy { $0 == nil }
+        let merge = { (stored: inout PropertyListValue?) throws(PrefsError) -> Void in
+            var entries: [String: PropertyListValue]
+            if let stored {
+                guard case .dictionary(let existing) = stored else { throw .invalidStoredValue(key: storageKey) }
+                entries = existing
+            } else {
+                // Nothing stored yet: start from what the global or registration domain supplies, as the
+                // Apple library does by writing back the whole collection a read returns.
+                entries = try fallback()
+            }
+            for (name, value) in changes { entries[name] = value }
+            let unknown = entries.keys.filter { !allowed.contains($0) }
+            if !unknown.isEmpty && !removesOnly { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+            if !incompatible.isEmpty { throw .valuesNotPlistCompatible(invalidElements: incompatible.sorted()) }
+            stored = entries.isEmpty ? nil : .dictionary(entries)
+        }
+        if validateFirst {
+            var current = try suite.persistentDomain.snapshot().contents[storageKey]
+            try merge(&current)
+        }
+        willChange()
+        try suite.modifyValue(forKey: storageKey, merge)
+    }
+
+    /// The collection the global or registration domain supplies, for a collection not stored yet.
+    private func fallback() throws(PrefsError) -> [String: PropertyListValue] {
+        guard let found = try suite.find(storageKey, from: .global) else { return [:] }
+        guard case .dictionary(let entries) = found.value else { throw .invalidStoredValue(key: storageKey) }
+        return entries
+    }
+}
