@@ -71,6 +71,8 @@ open class RVS_PersistentPrefs {
     private var error: PrefsError?
     private var nativeCache: NativeCache?
     let observers = ObserverList()
+    let swiftObservation = SwiftObservationSupport()
+    let externalChanges = ExternalChanges()
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.
@@ -192,7 +194,10 @@ open class RVS_PersistentPrefs {
     /// A value for the storage key in the argument domain (`-<storageKey> …` on the command line)
     /// shadows the written collection: reads return the argument's value, whatever is written.
     public var values: [String: Any] {
-        get { locked { read() } }
+        get {
+            registerObservedAccess(toEntry: nil)
+            return locked { read() }
+        }
         set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
         _modify {
             operationLock.lock()
@@ -215,7 +220,10 @@ open class RVS_PersistentPrefs {
     /// - Returns: The entry's value as a native Swift value, or `nil` when the collection has no such
     ///   entry or cannot be read (see ``lastError``).
     public subscript(_ entry: String) -> Any? {
-        get { values[entry] }
+        get {
+            registerObservedAccess(toEntry: entry)
+            return locked { read() }[entry]
+        }
         set { locked { update([entry: newValue]) } }
     }
 
@@ -276,7 +284,8 @@ open class RVS_PersistentPrefs {
     /// Reads the collection through the search list, converting it to native values only when the
     /// domain changed since the last read.
     private func read() -> [String: Any] {
-        operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
+        if let pinned = externalChanges.pinnedCollection { return pinned }
+        return operation(failure: [:]) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
             guard let (entries, snapshot) = try collection.read() else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
@@ -293,6 +302,7 @@ open class RVS_PersistentPrefs {
     /// Validates `newValues` and replaces the whole collection with it.
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
         let change = observers.prepareChange(of: self)
+        let before = currentCollectionForWatching()
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = Set(keys)
             let unknown = newValues.keys.filter { !allowed.contains($0) }
@@ -301,7 +311,10 @@ open class RVS_PersistentPrefs {
             try collection().replace(with: entries, repairing: policy) { change?.willChange() }
             return true
         }
-        if succeeded { change?.didChange() }
+        if succeeded {
+            change?.didChange()
+            didWrite(entries: [], before: before ?? [:])
+        }
     }
 
     /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
@@ -326,6 +339,9 @@ open class RVS_PersistentPrefs {
             }
             return true
         }
-        if succeeded { change?.didChange() }
+        if succeeded {
+            change?.didChange()
+            didWrite(entries: Set(entries.keys), before: nil)
+        }
     }
 }
