@@ -22,6 +22,11 @@
 //       STORAGE_KEY-wWORKER = {round: n}. Prints "soak worker=… writes=… reads=… rounds=…" followed by memory
 //       figures in kB: VmHWM at start, VmRSS and VmHWM after warm-up (a fifth of the time, at least 2 s),
 //       and at the end.
+//   TestWorker serve-entries DIR DOMAIN STORAGE_KEY
+//       Reads lines "NAME VALUE"; for each sets entry NAME to the integer VALUE through the base class's
+//       subscript and prints "done NAME VALUE".
+//   TestWorker burst-entry DIR DOMAIN STORAGE_KEY COUNT
+//       Sets entry "count" to 0, 1, …, COUNT-1 as fast as it can through the subscript; prints "ok".
 //   TestWorker watch-cycles DIR DOMAIN STORAGE_KEY COUNT
 //       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
 //       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
@@ -131,6 +136,27 @@ case "read-repeatedly":
     let before = memoryStatus("VmRSS")
     for _ in 0..<count { _ = try? domain.snapshot() }
     say("rss-growth-kb \(memoryStatus("VmRSS") - before)")
+
+case "serve-entries":
+    OpenPreferences.allowed = ["count", "volume", "userName", "launchCount", "appearance", "round", "writer"]
+    let prefs = OpenPreferences(key: storageKey)
+    while let line = readLine() {
+        let parts = line.split(separator: " ")
+        guard parts.count == 2, let value = Int(parts[1]) else { fail("serve-entries: bad line \(line)") }
+        prefs[String(parts[0])] = value
+        if let error = prefs.lastError { fail("serve-entries \(line): \(error)") }
+        say("done \(line)")
+    }
+
+case "burst-entry":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("burst-entry needs COUNT") }
+    OpenPreferences.allowed = ["count"]
+    let prefs = OpenPreferences(key: storageKey)
+    for value in 0..<count {
+        prefs["count"] = value
+        if let error = prefs.lastError { fail("burst-entry \(value): \(error)") }
+    }
+    say("ok")
 
 case "watch-cycles":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }

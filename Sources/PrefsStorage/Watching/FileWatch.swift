@@ -32,8 +32,11 @@ package final class FileWatch: Sendable {
 
 extension FileDomainStorage {
     /// Watches this domain's file for changes made by anyone: see ``FileWatch``.
-    package func watch(handler: @escaping @Sendable () -> Void) -> FileWatch {
+    package func watch(fallback: DomainWatching.Fallback = DomainWatching.forcedFallback,
+                       pollingInterval: Duration = DomainWatching.pollingInterval,
+                       handler: @escaping @Sendable () -> Void) -> FileWatch {
         let name = String(path.dropFirst(directory == "/" ? 1 : directory.count + 1))
-        return FileWatch(directory: directory, fileName: name, handler: handler)
+        return FileWatch(directory: directory, fileName: name, fallback: fallback, pollingInterval: pollingInterval,
+                         handler: handler)
     }
 }

@@ -86,7 +86,39 @@ final class ExternalChanges: @unchecked Sendable {
     /// written only under the instance's operation lock.
     var pinnedCollection: [String: Any]?
 
+    /// For tests: the fallback and polling interval of watches started afterwards, instead of the
+    /// process-wide ``DomainWatching`` settings (which tests running in parallel share).
+    var testingFallback: (fallback: DomainWatching.Fallback, pollingInterval: Duration)? {
+        get { lock.withLock { fallbackForTesting } }
+        set { lock.withLock { fallbackForTesting = newValue } }
+    }
+    private var fallbackForTesting: (fallback: DomainWatching.Fallback, pollingInterval: Duration)?
+
+    /// Deliveries completed (whether or not they notified), for tests that must know a change made
+    /// elsewhere has been looked at before asserting that it notified nobody.
+    private let completed = NSCondition()
+    private var completedDeliveries = 0
+
     init() {}
+
+    /// The number of deliveries completed so far.
+    var deliveriesCompleted: Int {
+        completed.lock()
+        defer { completed.unlock() }
+        return completedDeliveries
+    }
+
+    /// Waits until at least `count` deliveries have completed; `false` if that did not happen within a
+    /// minute (a broken watcher fails its test instead of hanging it).
+    func waitForDeliveries(atLeast count: Int) -> Bool {
+        let limit = Date().addingTimeInterval(60)
+        completed.lock()
+        defer { completed.unlock() }
+        while completedDeliveries < count {
+            if !completed.wait(until: limit) { return completedDeliveries >= count }
+        }
+        return true
+    }
 
     var isWatching: Bool { lock.withLock { !watches.isEmpty } }
 
@@ -95,7 +127,10 @@ final class ExternalChanges: @unchecked Sendable {
     func start(for owner: RVS_PersistentPrefs) {
         guard !isWatching, let suite = owner.userDefaults else { return }
         let domains = [suite.persistentDomain, suite.globalDomain].compactMap { $0 as? FileDomainStorage }
-        let made = domains.map { domain in domain.watch { [weak self] in self?.scheduleDelivery() } }
+        let (fallback, interval) = testingFallback ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
+        let made = domains.map { domain in
+            domain.watch(fallback: fallback, pollingInterval: interval) { [weak self] in self?.scheduleDelivery() }
+        }
         let seen = owner.currentCollectionForWatching()
         lock.withLock {
             self.owner = owner
@@ -131,6 +166,12 @@ final class ExternalChanges: @unchecked Sendable {
 
     /// Compares the stored collection with what the instance last saw and notifies if it differs.
     private func deliver() {
+        defer {
+            completed.lock()
+            completedDeliveries += 1
+            completed.broadcast()
+            completed.unlock()
+        }
         let owner = lock.withLock { () -> RVS_PersistentPrefs? in
             deliveryScheduled = false
             return watches.isEmpty ? nil : self.owner
