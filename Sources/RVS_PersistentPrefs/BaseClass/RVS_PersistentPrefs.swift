@@ -61,6 +61,7 @@ import Foundation
 /// - ``observe(_:options:changeHandler:)``
 /// - ``changes``
 /// - ``changeBufferLimit``
+/// - ``watchesExternalChanges``
 open class RVS_PersistentPrefs {
     // MARK: State of this instance
 
