@@ -310,6 +310,7 @@ final class WatchHub: @unchecked Sendable {
         let eventsForbidden = subscription.fallback == .inotifyUnavailable || subscription.fallback == .watchLimitReached
         if runner.inotify >= 0 && !eventsForbidden {
             var path = subscription.directory
+            var attempts = 0
             while true {
                 do {
                     let wd = try InotifyCalls.addWatch(runner.inotify, path)
@@ -321,7 +322,18 @@ final class WatchHub: @unchecked Sendable {
                     subscription.wd = wd
                     if path != subscription.directory {
                         let rest = subscription.directory.dropFirst(path == "/" ? 1 : path.count + 1)
-                        subscription.nextComponent = String(rest.prefix { $0 != "/" })
+                        let next = String(rest.prefix { $0 != "/" })
+                        subscription.nextComponent = next
+                        // The next level may have been made after it was found missing and before this
+                        // watch was in place, so its creation was not seen: start again from the bottom.
+                        attempts += 1
+                        if attempts < 64 && access((path == "/" ? "" : path) + "/" + next, F_OK) == 0 {
+                            release(wd, runner)
+                            subscription.wd = nil
+                            subscription.nextComponent = nil
+                            path = subscription.directory
+                            continue
+                        }
                     }
                     if watches[wd]?.kind.eventsAreComplete != true { polls = true }
                     break

@@ -61,6 +61,18 @@ struct FileWatchTests {
         watch.cancel()
     }
 
+    @Test("Levels made in quick succession while the watch moves down are never missed: 50 rounds")
+    func quicklyMadeLevelsAreNeverMissed() throws {
+        for round in 0..<50 {
+            let deep = directory.appending("round\(round)/a/b/c/d")
+            let calls = CallCounter()
+            let watch = FileWatch(directory: deep, fileName: "late.plist") { calls.fire() }
+            try write(try FileDomainStorage(directory: deep, name: "late"), round)
+            #expect(calls.wait(forAtLeast: 1), "round \(round)")
+            watch.cancel()
+        }
+    }
+
     @Test("A directory removed and made again is watched again")
     func recreatedDirectoryIsWatchedAgain() throws {
         let place = directory.appending("group")
