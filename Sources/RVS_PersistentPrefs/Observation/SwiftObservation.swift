@@ -24,6 +24,9 @@ final class SwiftObservationSupport: Sendable {
     /// argument is an allocation.
     private let entryKeyPaths = Locked<[String: KeyPath<RVS_PersistentPrefs, Void>]>([:])
 
+    /// The key path that stands for the whole collection, made once.
+    nonisolated(unsafe) static let wholeCollection: KeyPath<RVS_PersistentPrefs, [String: Any]> = \RVS_PersistentPrefs.values
+
     init() {}
 
     func keyPath(forEntry name: String) -> KeyPath<RVS_PersistentPrefs, Void> {
@@ -46,7 +49,7 @@ extension RVS_PersistentPrefs {
         if let name {
             swiftObservation.registrar.access(self, keyPath: swiftObservation.keyPath(forEntry: name))
         } else {
-            swiftObservation.registrar.access(self, keyPath: \RVS_PersistentPrefs.values)
+            swiftObservation.registrar.access(self, keyPath: SwiftObservationSupport.wholeCollection)
         }
     }
 
@@ -56,8 +59,8 @@ extension RVS_PersistentPrefs {
         let registrar = swiftObservation.registrar
         let paths = entries.sorted().map { swiftObservation.keyPath(forEntry: $0) }
         for path in paths { registrar.willSet(self, keyPath: path) }
-        registrar.willSet(self, keyPath: \RVS_PersistentPrefs.values)
-        registrar.didSet(self, keyPath: \RVS_PersistentPrefs.values)
+        registrar.willSet(self, keyPath: SwiftObservationSupport.wholeCollection)
+        registrar.didSet(self, keyPath: SwiftObservationSupport.wholeCollection)
         for path in paths { registrar.didSet(self, keyPath: path) }
     }
 
