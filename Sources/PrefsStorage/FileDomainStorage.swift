@@ -101,6 +101,11 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
+        // Where this process watches the directory, its events prove the cache current without a `stat`
+        // (see WatchHub.validationToken). The token is taken before anything is read, so whatever
+        // changes afterwards makes it differ next time.
+        let token = WatchHub.shared.validationToken(forDirectory: directory)
+        if let token, let current = cached, current.watchToken == token { return try current.result.get() }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity.
         if let current = cached, !current.mayHaveChangedUnseen {
@@ -114,7 +119,10 @@ public final class FileDomainStorage: DomainStorage {
                 }
                 throw .readFailed(path: path, step: .stat, errno: error)
             }
-            if current.identity == identity { return try current.result.get() }
+            if current.identity == identity {
+                cached?.watchToken = token
+                return try current.result.get()
+            }
         }
         guard let (openedIdentity, bytes) = try readFile() else {
             cached = nil
@@ -128,6 +136,7 @@ public final class FileDomainStorage: DomainStorage {
             result = Result { () throws(PrefsError) -> DomainSnapshot in try Self.parse(bytes, path: path) }
         }
         cached = CachedDomain(identity: openedIdentity, bytes: bytes, result: result)
+        cached?.watchToken = token
         return try result.get()
     }
 
@@ -427,6 +436,9 @@ struct CachedDomain {
     let result: Result<DomainSnapshot, PrefsError>
     /// Recorded when the version was read: a recent file must be re-read before the cache is trusted.
     let mayHaveChangedUnseen: Bool
+    /// The watch's token taken before this version was read or validated; while the directory's token
+    /// is still equal, nothing in it has changed.
+    var watchToken: WatchHub.ValidationToken?
 
     init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
         self.identity = identity

@@ -27,6 +27,9 @@
 //       subscript and prints "done NAME VALUE".
 //   TestWorker burst-entry DIR DOMAIN STORAGE_KEY COUNT
 //       Sets entry "count" to 0, 1, …, COUNT-1 as fast as it can through the subscript; prints "ok".
+//   TestWorker flood DIR DOMAIN STORAGE_KEY COUNT FLOOD_DIR
+//       Changes the times of two files in FLOOD_DIR alternately, COUNT times in all (COUNT inotify events
+//       for a process watching FLOOD_DIR), then writes {value: 2} under STORAGE_KEY and prints "done".
 //   TestWorker watch-cycles DIR DOMAIN STORAGE_KEY COUNT
 //       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
 //       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
@@ -157,6 +160,18 @@ case "burst-entry":
         if let error = prefs.lastError { fail("burst-entry \(value): \(error)") }
     }
     say("ok")
+
+case "flood":
+    guard arguments.count == 7, let count = Int(arguments[5]) else { fail("flood needs COUNT FLOOD_DIR") }
+    let files = ["a", "b"].map { arguments[6] + "/" + $0 }
+    for file in files { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+    for index in 0..<count { _ = utimes(files[index % 2], nil) }
+    do {
+        try domain.modify(repairing: .failIfUnreadable) { $0[storageKey] = .dictionary(["value": .integer(2)]) }
+    } catch {
+        fail("flood: \(error)")
+    }
+    say("done")
 
 case "watch-cycles":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }

@@ -9,8 +9,9 @@ enum InotifyCalls {
     /// What every watched directory is watched for: entries appearing, disappearing or being rewritten
     /// in place (the domain file, or the next directory down a path that does not exist yet), and the
     /// directory itself going away.
+    /// `IN_MODIFY` too, so that a read validated by events also sees a file rewritten in place before it is closed.
     static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE
-        | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+        | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
     /// A new inotify instance, non-blocking and closed on exec.
     static func initialize() throws(PrefsErrno) -> Int32 {

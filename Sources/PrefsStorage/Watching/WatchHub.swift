@@ -25,6 +25,9 @@ final class WatchHub: @unchecked Sendable {
     private var subscriptions: [Int: Subscription] = [:]
     private var nextIdentifier = 0
     private var watches: [Int32: DirectoryWatch] = [:]
+    /// Directory path → its watch, for the read path's validation.
+    private var watchedDirectories: [String: Int32] = [:]
+    private var runnerSerial: UInt64 = 0
     private var dirty: Set<Int> = []
     private var lastPoll = ContinuousClock.now
     /// Bumped by a queue overflow: every directory must be considered changed.
@@ -35,15 +38,18 @@ final class WatchHub: @unchecked Sendable {
     final class Runner: @unchecked Sendable {
         let inotify: Int32
         let wake: Int32
+        /// Tells runners apart in validation tokens: each inotify instance numbers its watches from 1.
+        let serial: UInt64
         var thread = pthread_t()
         /// Set under the hub's lock when the last watch is gone.
         var stopped = false
         /// Set when the thread itself stopped watching (from a handler): it then closes the descriptors.
         var closesOwnDescriptors = false
 
-        init(inotify: Int32, wake: Int32) {
+        init(inotify: Int32, wake: Int32, serial: UInt64) {
             self.inotify = inotify
             self.wake = wake
+            self.serial = serial
         }
 
         func closeDescriptors() {
@@ -58,6 +64,9 @@ final class WatchHub: @unchecked Sendable {
         var references: Int
         var kind: FileSystemKind
         var generation: UInt64 = 0
+        /// Whether its events alone can validate a cached read: a local file system, and no
+        /// subscription of it forced to behave otherwise.
+        var trusted: Bool
     }
 
     /// One watched file.
@@ -150,6 +159,7 @@ final class WatchHub: @unchecked Sendable {
             self.runner = nil
             runner.stopped = true
             watches.removeAll()
+            watchedDirectories.removeAll()
             if pthread_equal(pthread_self(), runner.thread) != 0 { runner.closesOwnDescriptors = true }
             return runner
         }
@@ -180,7 +190,8 @@ final class WatchHub: @unchecked Sendable {
     private func startRunner() -> Runner {
         let inotify = (try? InotifyCalls.initialize()) ?? -1
         let wake = (try? InotifyCalls.makeWakeDescriptor()) ?? -1
-        let runner = Runner(inotify: inotify, wake: wake)
+        runnerSerial += 1
+        let runner = Runner(inotify: inotify, wake: wake, serial: runnerSerial)
         let start = Unmanaged.passRetained(ThreadStart(hub: self, runner: runner)).toOpaque()
         let result = pthread_create(&runner.thread, nil, { context in
             let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
@@ -268,7 +279,7 @@ final class WatchHub: @unchecked Sendable {
             let concerned = subscriptions.values.filter { $0.wd == event.wd }
             if event.mask & UInt32(IN_IGNORED) != 0 {
                 // The kernel dropped the watch (directory gone, file system unmounted).
-                watches[event.wd] = nil
+                forget(event.wd)
                 for subscription in concerned {
                     subscription.wd = nil
                     resolve(subscription, runner)
@@ -316,9 +327,12 @@ final class WatchHub: @unchecked Sendable {
                     let wd = try InotifyCalls.addWatch(runner.inotify, path)
                     if watches[wd] == nil {
                         let type = (try? InotifyCalls.fileSystemType(path)) ?? 0
-                        watches[wd] = DirectoryWatch(path: path, references: 0, kind: FileSystemKind(type: type))
+                        let kind = FileSystemKind(type: type)
+                        watches[wd] = DirectoryWatch(path: path, references: 0, kind: kind, trusted: kind.eventsAreComplete)
+                        watchedDirectories[path] = wd
                     }
                     watches[wd]?.references += 1
+                    if subscription.fallback != .none { watches[wd]?.trusted = false }
                     subscription.wd = wd
                     if path != subscription.directory {
                         let rest = subscription.directory.dropFirst(path == "/" ? 1 : path.count + 1)
@@ -365,10 +379,56 @@ final class WatchHub: @unchecked Sendable {
         if watch.references > 0 {
             watches[wd] = watch
         } else {
-            watches[wd] = nil
+            forget(wd)
             InotifyCalls.removeWatch(runner.inotify, wd)
         }
     }
+
+    /// Drops the record of a watch (called under the lock).
+    private func forget(_ wd: Int32) {
+        if let path = watches[wd]?.path, watchedDirectories[path] == wd { watchedDirectories[path] = nil }
+        watches[wd] = nil
+    }
+
+    // MARK: Validating reads
+
+    /// Proof that nothing in a directory changed between two moments: equal tokens, taken from the same
+    /// watch, mean that no event arrived for the directory in between and no event was lost.
+    package struct ValidationToken: Equatable, Sendable {
+        let runner: UInt64
+        let wd: Int32
+        let generation: UInt64
+        let epoch: UInt64
+    }
+
+    /// The current token of `directory`, or `nil` when no watch of this process can vouch for it (none,
+    /// not the directory itself, or on a file system where events are incomplete).
+    ///
+    /// Pending events are drained first, under the same lock that updates the generations: a `rename()`
+    /// queues its event before it returns to the writer, so a read that begins after a write completed
+    /// always finds the generation bumped. One `ioctl(FIONREAD)` when nothing is pending.
+    package func validationToken(forDirectory directory: String) -> ValidationToken? {
+        lock.withLock {
+            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true else {
+                return nil
+            }
+            if InotifyCalls.pendingBytes(runner.inotify) > 0 {
+                drain(runner)
+                // The watch thread delivers what this drain found.
+                if !dirty.isEmpty { InotifyCalls.wake(runner.wake) }
+            }
+            guard let watch = watches[wd], watch.trusted, watchedDirectories[directory] == wd else { return nil }
+            return ValidationToken(runner: runner.serial, wd: wd, generation: watch.generation, epoch: epoch)
+        }
+    }
+
+    #if DEBUG
+    /// Runs `body` while holding the hub's lock, so that the watch thread cannot drain events: for the
+    /// test that overflows the kernel's event queue.
+    package func holdingLock(_ body: () throws -> Void) rethrows {
+        try lock.withLock { () throws -> Void in try body() }
+    }
+    #endif
 
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
