@@ -105,7 +105,8 @@ public final class FileDomainStorage: DomainStorage {
         // (see WatchHub.validationToken). The token is taken before anything is read, so whatever
         // changes afterwards makes it differ next time.
         let token = WatchHub.shared.validationToken(forDirectory: directory)
-        if let token, let current = cached, current.watchToken == token { return try current.result.get() }
+        // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
+        if let token, cached?.watchToken == token, let result = cached?.result { return try result.get() }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity.
         if let current = cached, !current.mayHaveChangedUnseen {
