@@ -126,7 +126,8 @@ final class ExternalChanges: @unchecked Sendable {
     /// are in place before the collection is read, so no change falls in between.
     func start(for owner: RVS_PersistentPrefs) {
         guard !isWatching, let suite = owner.userDefaults else { return }
-        let domains = [suite.persistentDomain, suite.globalDomain].compactMap { $0 as? FileDomainStorage }
+        let candidates: [(any DomainStorage)?] = [suite.persistentDomain, suite.globalDomain]
+        let domains = candidates.compactMap { $0 as? FileDomainStorage }
         let (fallback, interval) = testingFallback ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
         let made = domains.map { domain in
             domain.watch(fallback: fallback, pollingInterval: interval) { [weak self] in self?.scheduleDelivery() }
