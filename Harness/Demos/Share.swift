@@ -5,7 +5,8 @@
 // write the file <container>/<groupID>.plist. Each writes its own entries of one collection with the
 // subscript, so neither overwrites the other's. The phone starts the watch itself as a child process and
 // takes turns with it over the child's standard input and output: no sleeping, no guessing. With
-// `--role`, one side runs alone, to be tried in two terminals; then it polls the suite, for a bounded time.
+// `--role`, one side runs alone, to be tried in two terminals; then it waits, for a bounded time, for the
+// other side's write to be pushed to it (watchesExternalChanges: one inotify watch, no polling loop).
 
 import Foundation
 import Glibc
@@ -29,7 +30,7 @@ enum Share: Subcommand {
         With --role, this process plays one side only; run the other side in another terminal:
             harness share --role phone        (in one terminal)
             harness share --role watch        (in another, in either order)
-        Each side then checks the suite until the other has written, for at most --timeout seconds
+        Each side then waits until the other has written (it is told at once: no polling), for at most --timeout seconds
         (default \(Int(defaultTimeout))). Without --directory both sides use \(twoTerminalDirectory).
         """
 
@@ -79,7 +80,7 @@ enum Share: Subcommand {
     static func demonstrate(in workspace: Workspace) throws {
         explain("The phone and the watch are two processes: this one, and a child it starts (the same harness, run as `harness share --role watch`). Both set RVS_PersistentPrefs.groupID = \"\(groupID)\" and RVS_PersistentPrefs.groupContainerDirectory = \"\(workspace.groupContainer)\", so both use the file \(groupID).plist there. They take turns over the child's standard input and output; whatever they exchange goes through the file.")
         try runPhone(in: workspace, peer: .childProcess)
-        explain("Both processes saw each other's writes because every read is fresh: it sees every write completed before it began, in any process. Observers are different: they hear only writes made through their own instance, so the phone's observer stayed silent for the watch's write.")
+        explain("Both processes saw each other's writes because every read is fresh: it sees every write completed before it began, in any process. The phone's observer heard the watch's write as it happened because the phone set watchesExternalChanges = true: the process watches the group container with inotify and tells observers when the collection changed elsewhere, without polling.")
     }
 
     // MARK: The shared collection
@@ -123,8 +124,12 @@ enum Share: Subcommand {
     static func runPhone(in workspace: Workspace, peer: PhonePeer) throws {
         let conversation = try openConversation(in: workspace)
         defer { RVS_PersistentPrefs.groupID = nil }
-        // The phone's observer: it hears the phone's own writes, never the watch's.
-        let observation = conversation.observe(\.values, options: [.old, .new]) { _, change in
+        // The phone's observer hears its own writes and, with watching on, the watch's as they happen.
+        conversation.watchesExternalChanges = true
+        let answered = DispatchSemaphore(value: 0)
+        let turn = Int(getpid())
+        let observation = conversation.observe(\.values, options: [.old, .new]) { prefs, change in
+            defer { if prefs.watchAnswered == turn { answered.signal() } }
             let before = change.oldValue ?? [:], after = change.newValue ?? [:]
             for name in Set(before.keys).union(after.keys).sorted() where PropertyListValue(before[name] as Any) != PropertyListValue(after[name] as Any) {
                 Console.say("phone:   its observer: \(name): \(show(before[name])) → \(show(after[name]))")
@@ -140,7 +145,6 @@ enum Share: Subcommand {
             try started.relayLines(until: WatchProcess.readyLine)
         }
 
-        let turn = Int(getpid())
         Console.say("phone: writes phoneSays and phoneTurn = \(turn), one entry at a time")
         conversation["phoneSays"] = "Hello from the phone"
         try conversation.throwIfFailed()
@@ -151,11 +155,17 @@ enum Share: Subcommand {
         switch peer {
         case .childProcess:
             try watch!.takeTurn()
+            // The watch has exited; its write reaches the observer on the instance's own queue.
+            guard answered.wait(timeout: .now() + Self.defaultTimeout) == .success else {
+                throw HarnessError.failure("the phone's observer was not told of the watch's answer")
+            }
         case .otherTerminal(let timeout):
             Console.say("phone: waiting up to \(seconds(timeout)) seconds for the watch. In another terminal, run:")
             Console.say("    harness share --role watch --directory \(shellQuoted(workspace.path))")
             do {
-                try poll(timeout: timeout) { conversation.watchAnswered == turn }
+                guard answered.wait(timeout: .now() + timeout) == .success || conversation.watchAnswered == turn else {
+                    throw HarnessError.failure("timed out")
+                }
             } catch {
                 // Take the unanswered message back, so that a watch started later does not answer it.
                 conversation["phoneTurn"] = nil
@@ -165,7 +175,7 @@ enum Share: Subcommand {
 
         let reply = conversation["watchSays"]
         try conversation.throwIfFailed()
-        Console.say("phone: sees watchSays = \(show(reply)), written by the other process; its observer said nothing")
+        Console.say("phone: sees watchSays = \(show(reply)), written by the other process; its observer heard it as it happened")
         Console.say("phone: the group suite \(workspace.groupContainer)/\(groupID).plist now holds:")
         try DefaultsInspector.execute(["read", groupID], directory: workspace.groupContainer)
     }
@@ -192,7 +202,7 @@ enum Share: Subcommand {
             Console.say("watch: waiting up to \(seconds(timeout)) seconds for the phone. In another terminal, run:")
             Console.say("    harness share --role phone --directory \(shellQuoted(workspace.path))")
             do {
-                try poll(timeout: timeout) { conversation.phoneIsWaiting }
+                try waitForChange(of: conversation, timeout: timeout) { $0.phoneIsWaiting }
             } catch {
                 throw HarnessError.failure("no message from the phone within \(seconds(timeout)) seconds; start `harness share --role phone --directory \(shellQuoted(workspace.path))` while the watch waits")
             }
@@ -214,14 +224,16 @@ enum Share: Subcommand {
         value == value.rounded() && value < 1e9 ? String(Int(value)) : String(value)
     }
 
-    /// Reads the suite until `condition` holds, for at most `timeout` seconds; only the two-terminal mode
-    /// needs this, since nothing else tells it when the other side has written.
-    private static func poll(timeout: Double, until condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try !condition() {
-            guard Date() < deadline else { throw HarnessError.failure("timed out") }
-            usleep(50_000)
-        }
+    /// Waits until `condition` holds, for at most `timeout` seconds, without polling: the instance watches
+    /// for changes made elsewhere and checks the condition again after each one.
+    private static func waitForChange(of conversation: Conversation, timeout: Double,
+                                      until condition: @escaping (Conversation) -> Bool) throws {
+        let met = DispatchSemaphore(value: 0)
+        conversation.watchesExternalChanges = true
+        let observation = conversation.observe(\.values) { prefs, _ in if condition(prefs) { met.signal() } }
+        defer { observation.invalidate() }
+        if condition(conversation) { return }
+        guard met.wait(timeout: .now() + timeout) == .success else { throw HarnessError.failure("timed out") }
     }
 
     /// The role-alone directory: `--directory`, else a fixed per-user directory, which must be this user's

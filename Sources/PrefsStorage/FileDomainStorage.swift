@@ -104,10 +104,14 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
+        // Where this process watches the directory, its events prove the cache current without a `stat`
+        // (see WatchHub.validationToken). The token is taken before anything is read, so whatever
+        // changes afterwards makes it differ next time.
+        let token = WatchHub.shared.validationToken(forDirectory: directory)
+        // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
+        if let token, cached?.watchToken == token, let result = cached?.result { return try result.get() }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity.
-        // (Fields are read through `cached?` rather than by binding a copy of the cache: a copy retains
-        // its bytes and result, on the path every read of an unchanged file takes.)
         if cached?.mayHaveChangedUnseen == false, let cachedIdentity = cached?.identity {
             let identity: FileIdentity
             do {
@@ -119,7 +123,10 @@ public final class FileDomainStorage: DomainStorage {
                 }
                 throw .readFailed(path: path, step: .stat, errno: error)
             }
-            if cachedIdentity == identity, let result = cached?.result { return try result.get() }
+            if cachedIdentity == identity, let result = cached?.result {
+                cached?.watchToken = token
+                return try result.get()
+            }
         }
         guard let (openedIdentity, bytes) = try readFile() else {
             cached = nil
@@ -133,6 +140,7 @@ public final class FileDomainStorage: DomainStorage {
             result = Result { () throws(PrefsError) -> DomainSnapshot in try Self.parse(bytes, path: path) }
         }
         cached = CachedDomain(identity: openedIdentity, bytes: bytes, result: result)
+        cached?.watchToken = token
         return try result.get()
     }
 
@@ -445,6 +453,9 @@ struct CachedDomain {
     let result: Result<DomainSnapshot, PrefsError>
     /// Recorded when the version was read: a recent file must be re-read before the cache is trusted.
     let mayHaveChangedUnseen: Bool
+    /// The watch's token taken before this version was read or validated; while the directory's token
+    /// is still equal, nothing in it has changed.
+    var watchToken: WatchHub.ValidationToken?
 
     init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
         self.identity = identity

@@ -43,8 +43,21 @@
 //   TestWorker read-typed DIR DOMAIN STORAGE_KEY
 //       Reads the typed entries and prints "window X Y WIDTH HEIGHT appearance NAME error ERROR", ERROR being
 //       `none` or the entry that `lastError` names.
+//   TestWorker serve-entries DIR DOMAIN STORAGE_KEY
+//       Reads lines "NAME VALUE"; for each sets entry NAME to the integer VALUE through the base class's
+//       subscript and prints "done NAME VALUE".
+//   TestWorker burst-entry DIR DOMAIN STORAGE_KEY COUNT
+//       Sets entry "count" to 0, 1, …, COUNT-1 as fast as it can through the subscript; prints "ok".
+//   TestWorker flood DIR DOMAIN STORAGE_KEY COUNT FLOOD_DIR
+//       Changes the times of two files in FLOOD_DIR alternately, COUNT times in all (COUNT inotify events
+//       for a process watching FLOOD_DIR), then writes {value: 2} under STORAGE_KEY and prints "done".
+//   TestWorker watch-cycles DIR DOMAIN STORAGE_KEY COUNT
+//       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
+//       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
+//       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
 import Foundation
 import RVS_PersistentPrefs
+import PrefsStorage
 
 /// Writes one line to standard output at once (unbuffered), so the parent sees it right away.
 func say(_ line: String) {
@@ -227,6 +240,43 @@ case "read-typed":
     if case .invalidStoredEntry(let entry, _)? = prefs.lastError { problem = entry }
     say("window \(window.x) \(window.y) \(window.width) \(window.height) appearance \(appearance.rawValue) error \(problem)")
 
+case "serve-entries":
+    OpenPreferences.allowed = ["count", "volume", "userName", "launchCount", "appearance", "round", "writer"]
+    let prefs = OpenPreferences(key: storageKey)
+    while let line = readLine() {
+        let parts = line.split(separator: " ")
+        guard parts.count == 2, let value = Int(parts[1]) else { fail("serve-entries: bad line \(line)") }
+        prefs[String(parts[0])] = value
+        if let error = prefs.lastError { fail("serve-entries \(line): \(error)") }
+        say("done \(line)")
+    }
+
+case "burst-entry":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("burst-entry needs COUNT") }
+    OpenPreferences.allowed = ["count"]
+    let prefs = OpenPreferences(key: storageKey)
+    for value in 0..<count {
+        prefs["count"] = value
+        if let error = prefs.lastError { fail("burst-entry \(value): \(error)") }
+    }
+    say("ok")
+
+case "flood":
+    guard arguments.count == 7, let count = Int(arguments[5]) else { fail("flood needs COUNT FLOOD_DIR") }
+    let files = ["a", "b"].map { arguments[6] + "/" + $0 }
+    for file in files { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+    for index in 0..<count { _ = utimes(files[index % 2], nil) }
+    do {
+        try domain.modify(repairing: .failIfUnreadable) { $0[storageKey] = .dictionary(["value": .integer(2)]) }
+    } catch {
+        fail("flood: \(error)")
+    }
+    say("done")
+
+case "watch-cycles":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }
+    watchCycles(count)
+
 default:
     fail("unknown command \(command)")
 }
@@ -326,4 +376,22 @@ func soak(seconds: Double, worker: Int, workers: Int) {
     say("soak worker=\(worker) writes=\(writes) reads=\(reads) rounds=\(rounds) slots=\(slots) "
         + "hwm_start_kb=\(hwmStart) rss_warm_kb=\(rssWarm) hwm_warm_kb=\(hwmWarm) "
         + "rss_end_kb=\(memoryStatus("VmRSS")) hwm_end_kb=\(memoryStatus("VmHWM"))")
+}
+
+/// The number of entries of a /proc directory of this process.
+func entries(_ path: String) -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).count
+}
+
+func watchCycles(_ count: Int) {
+    let (fdsBefore, threadsBefore) = (entries("/proc/self/fd"), entries("/proc/self/task"))
+    var during = (0, 0)
+    for cycle in 0..<count {
+        let place = cycle % 2 == 0 ? directory : directory + "/missing/level"
+        let watch = FileWatch(directory: place, fileName: domainName + ".plist") {}
+        if cycle == 0 { during = (entries("/proc/self/fd"), entries("/proc/self/task")) }
+        watch.cancel()
+    }
+    say("cycles=\(count) fds_before=\(fdsBefore) threads_before=\(threadsBefore) fds_during=\(during.0) "
+        + "threads_during=\(during.1) fds_after=\(entries("/proc/self/fd")) threads_after=\(entries("/proc/self/task"))")
 }

@@ -68,6 +68,7 @@ import Foundation
 /// - ``observe(_:options:changeHandler:)``
 /// - ``changes``
 /// - ``changeBufferLimit``
+/// - ``watchesExternalChanges``
 open class RVS_PersistentPrefs {
     // MARK: State of this instance
 
@@ -80,6 +81,8 @@ open class RVS_PersistentPrefs {
     /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
     private let givenSuite: DefaultsSuite?
     let observers = ObserverList()
+    let swiftObservation = SwiftObservationSupport()
+    let externalChanges = ExternalChanges()
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.
@@ -232,7 +235,10 @@ open class RVS_PersistentPrefs {
     /// A value for the storage key in the argument domain (`-<storageKey> …` on the command line)
     /// shadows the written collection: reads return the argument's value, whatever is written.
     public var values: [String: Any] {
-        get { locked { read() } }
+        get {
+            registerObservedAccess(toEntry: nil)
+            return locked { read() }
+        }
         set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
         _modify {
             operationLock.lock()
@@ -255,7 +261,10 @@ open class RVS_PersistentPrefs {
     /// - Returns: The entry's value as a native Swift value, or `nil` when the collection has no such
     ///   entry or cannot be read (see ``lastError``).
     public subscript(_ entry: String) -> Any? {
-        get { values[entry] }
+        get {
+            registerObservedAccess(toEntry: entry)
+            return locked { read() }[entry]
+        }
         set { locked { update([entry: newValue]) } }
     }
 
@@ -318,7 +327,8 @@ open class RVS_PersistentPrefs {
     /// Reads the collection through the search list, converting it to native values only when the
     /// domain changed since the last read.
     private func read() -> [String: Any] {
-        operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
+        if let pinned = externalChanges.pinnedCollection { return pinned }
+        return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
             guard let (entries, snapshot) = try collection.read() else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
@@ -335,6 +345,7 @@ open class RVS_PersistentPrefs {
     /// Validates `newValues` and replaces the whole collection with it.
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
         let change = observers.prepareChange(of: self)
+        let before = currentCollectionForWatching()
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = allowedEntryNames
             let unknown = newValues.keys.filter { !allowed.contains($0) }
@@ -343,7 +354,10 @@ open class RVS_PersistentPrefs {
             try collection().replace(with: entries, repairing: policy) { change?.willChange() }
             return true
         }
-        if succeeded { change?.didChange() }
+        if succeeded {
+            change?.didChange()
+            didWrite(entries: [], before: before ?? [:])
+        }
     }
 
     /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
@@ -352,7 +366,7 @@ open class RVS_PersistentPrefs {
         let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
         var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
         for (name, value) in entries where value == nil { changes[name] = .some(nil) }
-        updateEntries(setting: entries.filter { $0.value != nil }.map(\.key), incompatible: incompatible) { stored, _ in
+        updateEntries(setting: entries.filter { $0.value != nil }.map(\.key), removing: entries.filter { $0.value == nil }.map(\.key), incompatible: incompatible) { stored, _ in
             for (name, value) in changes { stored[name] = value }
             return changes.values.allSatisfy { $0 == nil }
         }
@@ -366,7 +380,7 @@ open class RVS_PersistentPrefs {
     ///   - apply: Changes the stored entries and returns whether it only removed some (see `StoredCollection.Change`).
     /// - Returns: Whether the update succeeded; ``lastError`` says why not.
     @discardableResult
-    func updateEntries(setting names: [String], incompatible: [String], _ apply: StoredCollection.Change) -> Bool {
+    func updateEntries(setting names: [String], removing removed: [String] = [], incompatible: [String], _ apply: StoredCollection.Change) -> Bool {
         let change = observers.prepareChange(of: self)
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = allowedEntryNames
@@ -383,7 +397,10 @@ open class RVS_PersistentPrefs {
             }, apply)
             return true
         }
-        if succeeded { change?.didChange() }
+        if succeeded {
+            change?.didChange()
+            didWrite(entries: Set(names).union(removed), before: nil)
+        }
         return succeeded
     }
 }

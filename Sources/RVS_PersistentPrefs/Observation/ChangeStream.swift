@@ -26,7 +26,7 @@ extension RVS_PersistentPrefs {
     /// An asynchronous sequence of the collection after each successful write through this instance.
     ///
     /// The same writes notify as for key-path observers: never reads, rejected writes, ``flush()``, or
-    /// other instances' or processes' writes. The sequence begins with the next write after it is
+    /// other instances' or processes' writes (unless ``watchesExternalChanges`` is on). The sequence begins with the next write after it is
     /// made, keeps at most ``changeBufferLimit`` elements for a reader that falls behind (dropping the
     /// oldest), and ends when the instance is deallocated or the reading task is cancelled. Each
     /// access to `changes` makes a new, independent sequence: keep the one you iterate.

@@ -84,7 +84,8 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// ``RVS_PersistentPrefs/deleteAll()``, initializer merges — on the thread that wrote, in the order
     /// the observers were added, even when the write stored an equal value. It never runs for reads,
     /// rejected writes, ``RVS_PersistentPrefs/flush()``, or changes made by other instances or
-    /// processes. (An initializer's merge happens before `observe` can be called from outside, so only
+    /// processes, unless ``RVS_PersistentPrefs/watchesExternalChanges`` is on (then those run on the
+    /// instance's external-change queue). (An initializer's merge happens before `observe` can be called from outside, so only
     /// an observer registered during initialization, for example from an overridden
     /// ``RVS_PersistentPrefs/userDefaults``, hears it.) Every observer hears every such write, whatever
     /// key path it watches, even when that key path's value did not change: the key path chooses what

@@ -104,7 +104,7 @@ extension RVS_PersistentPrefs {
                 incompatible = [name]
             }
             let removes = encoded == nil && incompatible.isEmpty
-            updateEntries(setting: removes ? [] : [name], incompatible: incompatible) { stored, _ in
+            updateEntries(setting: removes ? [] : [name], removing: removes ? [name] : [], incompatible: incompatible) { stored, _ in
                 if incompatible.isEmpty { stored[name] = encoded }
                 return removes
             }

@@ -1,0 +1,42 @@
+/// A watch on one file (a domain file), kept for as long as the caller keeps this object.
+///
+/// The handler runs on the process's watch thread after the file may have changed: it was replaced,
+/// created, removed or rewritten, its directory appeared or went away, or (where polling) its identity
+/// changed. Calls are coalesced and may be spurious; the handler reads the file to learn whether and how
+/// it changed. Start the watch before reading the state it is compared with, so that no change falls in
+/// between. Releasing the object, or ``cancel()``, stops the watch; a call already running may finish.
+package final class FileWatch: Sendable {
+    private let subscription: WatchHub.Subscription
+
+    /// Watches `directory/fileName`, which need not exist yet, nor its directory.
+    /// - Parameters:
+    ///   - fallback: Forces polling, for tests; by default ``DomainWatching/forcedFallback``.
+    ///   - pollingInterval: How often to `stat()` where polling; by default ``DomainWatching/pollingInterval``.
+    ///   - handler: Called on the watch thread, one call at a time for the whole process.
+    package init(directory: String, fileName: String, fallback: DomainWatching.Fallback = DomainWatching.forcedFallback,
+                 pollingInterval: Duration = DomainWatching.pollingInterval, handler: @escaping @Sendable () -> Void) {
+        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        subscription = WatchHub.shared.add(directory: directory, fileName: fileName, fallback: fallback,
+                                           pollingInterval: pollingInterval, handler: handler)
+    }
+
+    /// Stops the watch; the last watch of a directory removes its inotify watch, and the last of the
+    /// process ends the watch thread. Idempotent.
+    package func cancel() { WatchHub.shared.remove(subscription) }
+
+    /// Whether the watch currently hears inotify events, and whether it polls.
+    package var mode: (events: Bool, polls: Bool) { WatchHub.shared.mode(of: subscription) }
+
+    deinit { cancel() }
+}
+
+extension FileDomainStorage {
+    /// Watches this domain's file for changes made by anyone: see ``FileWatch``.
+    package func watch(fallback: DomainWatching.Fallback = DomainWatching.forcedFallback,
+                       pollingInterval: Duration = DomainWatching.pollingInterval,
+                       handler: @escaping @Sendable () -> Void) -> FileWatch {
+        let name = String(path.dropFirst(directory == "/" ? 1 : directory.count + 1))
+        return FileWatch(directory: directory, fileName: name, fallback: fallback, pollingInterval: pollingInterval,
+                         handler: handler)
+    }
+}

@@ -1,0 +1,133 @@
+import Glibc
+
+/// Thin, typed wrappers over the system calls the directory watcher makes, in the manner of
+/// ``SystemCalls``: each retries `EINTR` and throws a failure as a ``PrefsErrno``.
+///
+/// `statfs` and `eventfd` are not exported by the Glibc module, so they are looked up once in the C
+/// library by name.
+enum InotifyCalls {
+    /// What every watched directory is watched for: entries appearing, disappearing or being rewritten
+    /// in place (the domain file, or the next directory down a path that does not exist yet), and the
+    /// directory itself going away.
+    /// `IN_MODIFY` too, so that a read validated by events also sees a file rewritten in place before it is closed.
+    static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE
+        | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+    /// A new inotify instance, non-blocking and closed on exec.
+    static func initialize() throws(PrefsErrno) -> Int32 {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if fd == -1 { throw PrefsErrno.current }
+        return fd
+    }
+
+    /// Watches the directory at `path`; the same directory watched twice gives the same descriptor.
+    /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
+    ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
+    static func addWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        while true {
+            let wd = inotify_add_watch(fd, path, directoryMask)
+            if wd != -1 { return wd }
+            let error = PrefsErrno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
+    /// Stops a watch; the kernel then queues `IN_IGNORED` for it. Failure means it is gone already.
+    static func removeWatch(_ fd: Int32, _ wd: Int32) {
+        _ = inotify_rm_watch(fd, wd)
+    }
+
+    /// One decoded inotify event.
+    struct Event {
+        var wd: Int32
+        var mask: UInt32
+        var name: String
+    }
+
+    /// Reads every event queued on the non-blocking descriptor `fd`, without waiting.
+    static func readEvents(_ fd: Int32) -> [Event] {
+        var events: [Event] = []
+        let capacity = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
+        defer { buffer.deallocate() }
+        let header = MemoryLayout<inotify_event>.size
+        while true {
+            let count = Glibc.read(fd, buffer, capacity)
+            if count == -1 && errno == EINTR { continue }
+            if count <= 0 { break }
+            var offset = 0
+            while offset + header <= count {
+                let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
+                var name = ""
+                if event.len > 0 {
+                    let bytes = UnsafeRawBufferPointer(start: buffer + offset + header, count: Int(event.len))
+                    name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                events.append(Event(wd: event.wd, mask: event.mask, name: name))
+                offset += header + Int(event.len)
+            }
+        }
+        return events
+    }
+
+    /// How many bytes of events are queued on `fd` (`ioctl(FIONREAD)`): a cheap "anything pending?".
+    static func pendingBytes(_ fd: Int32) -> Int {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == -1 ? 0 : Int(count)
+    }
+
+    // MARK: Wake-ups
+
+    private typealias EventFDFunction = @convention(c) (UInt32, Int32) -> Int32
+    private static let eventfdFunction: EventFDFunction? = symbol("eventfd")
+
+    /// A non-blocking, close-on-exec `eventfd` used to wake the watcher thread.
+    static func makeWakeDescriptor() throws(PrefsErrno) -> Int32 {
+        guard let eventfdFunction else { throw PrefsErrno(rawValue: ENOSYS) }
+        let fd = eventfdFunction(0, O_CLOEXEC | O_NONBLOCK)
+        if fd == -1 { throw PrefsErrno.current }
+        return fd
+    }
+
+    /// Makes `fd` (an eventfd) readable.
+    static func wake(_ fd: Int32) {
+        var one: UInt64 = 1
+        _ = Glibc.write(fd, &one, 8)
+    }
+
+    /// Clears the wake-ups counted on `fd`.
+    static func drainWakeUps(_ fd: Int32) {
+        var count: UInt64 = 0
+        _ = Glibc.read(fd, &count, 8)
+    }
+
+    /// Waits until one of `descriptors` is readable or `timeout` milliseconds pass (-1: no limit).
+    static func waitForInput(_ descriptors: [Int32], timeout: Int32) {
+        var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        _ = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
+    }
+
+    // MARK: File systems
+
+    private typealias StatfsFunction = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
+    private static let statfsFunction: StatfsFunction? = symbol("statfs")
+
+    /// The `f_type` magic number of the file system holding `path` (the first field of `struct statfs`
+    /// on every 64-bit Linux).
+    static func fileSystemType(_ path: String) throws(PrefsErrno) -> UInt32 {
+        guard let statfsFunction else { throw PrefsErrno(rawValue: ENOSYS) }
+        // `struct statfs` is 120 bytes on 64-bit Linux; the buffer is larger to be safe.
+        var buffer = [UInt64](repeating: 0, count: 32)
+        while true {
+            let result = buffer.withUnsafeMutableBytes { statfsFunction(path, $0.baseAddress!) }
+            if result == 0 { return UInt32(truncatingIfNeeded: buffer[0]) }
+            let error = PrefsErrno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
+    private static func symbol<Function>(_ name: String) -> Function? {
+        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+        return unsafeBitCast(address, to: Function.self)
+    }
+}

@@ -1,0 +1,437 @@
+import Glibc
+
+/// The process's one inotify instance, shared by every watch, and the one thread that reads it.
+///
+/// - Directories are watched, never files: the domain file is replaced by `rename()`, which a watch
+///   on the file itself would not follow. A directory that does not exist yet is waited for by watching
+///   its nearest existing ancestor and moving down as each level appears.
+/// - Watches are reference-counted per directory; the last watch gone removes the inotify watch, and
+///   the last watch of the process closes the inotify and wake-up descriptors and ends the thread.
+/// - Where events are incomplete (see ``FileSystemKind``) or inotify cannot serve, the thread also
+///   polls the watched files with `stat()`.
+/// - Handlers run on the watch thread, one at a time, outside the hub's lock; a handler is told only
+///   that its file may have changed (coalesced: one call for any number of events drained together),
+///   and must read the file to learn what changed.
+///
+/// Every event drained bumps the generation of its directory (and an overflow bumps the epoch), under
+/// the same lock, so that a read path can later ask "has anything changed in this directory since I
+///   cached it?" without a `stat()`: the groundwork of the inotify-backed read cache.
+final class WatchHub: @unchecked Sendable {
+    static let shared = WatchHub()
+
+    private let lock = Lock()
+    // Everything below is guarded by `lock`.
+    private var runner: Runner?
+    private var subscriptions: [Int: Subscription] = [:]
+    private var nextIdentifier = 0
+    private var watches: [Int32: DirectoryWatch] = [:]
+    /// Directory path → its watch, for the read path's validation.
+    private var watchedDirectories: [String: Int32] = [:]
+    private var runnerSerial: UInt64 = 0
+    private var dirty: Set<Int> = []
+    private var lastPoll = ContinuousClock.now
+    /// Bumped by a queue overflow: every directory must be considered changed.
+    private(set) var epoch: UInt64 = 0
+
+    /// One running inotify instance with its thread; replaced by a fresh one when watching starts again
+    /// after everything stopped.
+    final class Runner: @unchecked Sendable {
+        let inotify: Int32
+        let wake: Int32
+        /// Tells runners apart in validation tokens: each inotify instance numbers its watches from 1.
+        let serial: UInt64
+        var thread = pthread_t()
+        /// Set under the hub's lock when the last watch is gone.
+        var stopped = false
+        /// Set when the thread itself stopped watching (from a handler): it then closes the descriptors.
+        var closesOwnDescriptors = false
+
+        init(inotify: Int32, wake: Int32, serial: UInt64) {
+            self.inotify = inotify
+            self.wake = wake
+            self.serial = serial
+        }
+
+        func closeDescriptors() {
+            if inotify >= 0 { Glibc.close(inotify) }
+            if wake >= 0 { Glibc.close(wake) }
+        }
+    }
+
+    /// An inotify watch on one directory, shared by every subscription whose path leads there.
+    struct DirectoryWatch {
+        var path: String
+        var references: Int
+        var kind: FileSystemKind
+        var generation: UInt64 = 0
+        /// Whether its events alone can validate a cached read: a local file system, and no
+        /// subscription of it forced to behave otherwise.
+        var trusted: Bool
+    }
+
+    /// One watched file.
+    final class Subscription: @unchecked Sendable {
+        let identifier: Int
+        let directory: String
+        let fileName: String
+        let fallback: DomainWatching.Fallback
+        let pollingInterval: Duration
+        let handler: @Sendable () -> Void
+        // Guarded by the hub's lock.
+        var wd: Int32?
+        /// The next path component below the watched ancestor, or `nil` when the directory itself is watched.
+        var nextComponent: String?
+        var polls = false
+        var lastStamp: PollStamp?
+        var lastStampWasRecent = false
+        var cancelled = false
+
+        init(identifier: Int, directory: String, fileName: String, fallback: DomainWatching.Fallback,
+             pollingInterval: Duration, handler: @escaping @Sendable () -> Void) {
+            self.identifier = identifier
+            self.directory = directory
+            self.fileName = fileName
+            self.fallback = fallback
+            self.pollingInterval = pollingInterval
+            self.handler = handler
+        }
+
+        var filePath: String { directory == "/" ? "/" + fileName : directory + "/" + fileName }
+    }
+
+    /// What polling compares: the file's identity, or `nil` when it is missing.
+    struct PollStamp: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64
+        var modified: timespec, changed: timespec
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+
+        static func of(_ path: String) -> PollStamp? {
+            var info = Glibc.stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return PollStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                             modified: info.st_mtim, changed: info.st_ctim)
+        }
+
+        /// Whether the file changed so recently that a further change could share its timestamps (coarse
+        /// on Linux, and coarser on network file systems): polling then reports it once more.
+        var isRecent: Bool {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return abs(now.tv_sec - changed.tv_sec) < 2
+        }
+    }
+
+    // MARK: Subscribing
+
+    /// Starts watching `directory/fileName`; `handler` is called on the watch thread after it may have
+    /// changed.
+    func add(directory: String, fileName: String, fallback: DomainWatching.Fallback, pollingInterval: Duration,
+             handler: @escaping @Sendable () -> Void) -> Subscription {
+        lock.withLock {
+            let runner = self.runner ?? startRunner()
+            nextIdentifier += 1
+            let subscription = Subscription(identifier: nextIdentifier, directory: directory, fileName: fileName,
+                                            fallback: fallback, pollingInterval: pollingInterval, handler: handler)
+            subscriptions[subscription.identifier] = subscription
+            resolve(subscription, runner)
+            // A new polling subscription may need a shorter wait than the thread is in.
+            if subscription.polls { InotifyCalls.wake(runner.wake) }
+            return subscription
+        }
+    }
+
+    /// Stops `subscription`; idempotent. When it was the last, the thread ends before this returns
+    /// (unless called from a handler, on the thread itself, which then ends right after the handler).
+    func remove(_ subscription: Subscription) {
+        let stopping: Runner? = lock.withLock {
+            guard !subscription.cancelled else { return nil }
+            subscription.cancelled = true
+            subscriptions[subscription.identifier] = nil
+            dirty.remove(subscription.identifier)
+            if let runner { release(subscription.wd, runner) }
+            subscription.wd = nil
+            guard subscriptions.isEmpty, let runner else { return nil }
+            self.runner = nil
+            runner.stopped = true
+            watches.removeAll()
+            watchedDirectories.removeAll()
+            if pthread_equal(pthread_self(), runner.thread) != 0 { runner.closesOwnDescriptors = true }
+            return runner
+        }
+        guard let stopping else { return }
+        if stopping.closesOwnDescriptors {
+            pthread_detach(stopping.thread)
+        } else {
+            InotifyCalls.wake(stopping.wake)
+            pthread_join(stopping.thread, nil)
+            stopping.closeDescriptors()
+        }
+    }
+
+    /// How `subscription` is watched now: by events, by polling, or both.
+    func mode(of subscription: Subscription) -> (events: Bool, polls: Bool) {
+        lock.withLock { (subscription.wd != nil, subscription.polls) }
+    }
+
+    // MARK: The thread
+
+    private final class ThreadStart {
+        let hub: WatchHub
+        let runner: Runner
+        init(hub: WatchHub, runner: Runner) { (self.hub, self.runner) = (hub, runner) }
+    }
+
+    /// Makes the inotify instance, the wake-up descriptor and the thread (called under the lock).
+    private func startRunner() -> Runner {
+        let inotify = (try? InotifyCalls.initialize()) ?? -1
+        let wake = (try? InotifyCalls.makeWakeDescriptor()) ?? -1
+        runnerSerial += 1
+        let runner = Runner(inotify: inotify, wake: wake, serial: runnerSerial)
+        let start = Unmanaged.passRetained(ThreadStart(hub: self, runner: runner)).toOpaque()
+        let result = pthread_create(&runner.thread, nil, { context in
+            let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+            start.hub.run(start.runner)
+            return nil
+        }, start)
+        if result != 0 {
+            // No thread, no notifications: the subscriptions stay registered and silent.
+            Unmanaged<ThreadStart>.fromOpaque(start).release()
+        }
+        self.runner = runner
+        lastPoll = .now
+        return runner
+    }
+
+    private func run(_ runner: Runner) {
+        let descriptors = [runner.inotify, runner.wake].filter { $0 >= 0 }
+        while true {
+            let timeout: Int32? = lock.withLock { runner.stopped ? nil : pollTimeout(runner) }
+            guard let timeout else { break }
+            InotifyCalls.waitForInput(descriptors, timeout: timeout)
+            if runner.wake >= 0 { InotifyCalls.drainWakeUps(runner.wake) }
+            let toPoll: [(Int, String)]? = lock.withLock {
+                guard !runner.stopped else { return nil }
+                drain(runner)
+                return pollIsDue() ? subscriptions.values.filter(\.polls).map { ($0.identifier, $0.filePath) } : []
+            }
+            guard let toPoll else { break }
+            // `stat()` outside the lock: on a hung network mount it may block for long.
+            let stamps = toPoll.map { ($0.0, PollStamp.of($0.1)) }
+            let due: [Subscription] = lock.withLock {
+                if !toPoll.isEmpty { record(stamps) }
+                defer { dirty.removeAll() }
+                return dirty.compactMap { subscriptions[$0] }.sorted { $0.identifier < $1.identifier }
+            }
+            for subscription in due where !lock.withLock({ subscription.cancelled }) {
+                subscription.handler()
+            }
+        }
+        if runner.closesOwnDescriptors { runner.closeDescriptors() }
+    }
+
+    /// Milliseconds until the next poll is due, or -1 to wait for events alone (called under the lock).
+    private func pollTimeout(_ runner: Runner) -> Int32 {
+        let intervals = subscriptions.values.filter(\.polls).map(\.pollingInterval)
+        // Without a wake-up descriptor the thread checks for its end now and then.
+        let cap: Duration? = runner.wake >= 0 ? nil : .milliseconds(100)
+        guard let interval = intervals.min() ?? cap else { return -1 }
+        let remaining = max(.zero, min(interval - (ContinuousClock.now - lastPoll), cap ?? interval))
+        let (seconds, attoseconds) = remaining.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + (attoseconds > 0 ? 1 : 0))
+    }
+
+    private func pollIsDue() -> Bool {
+        guard let interval = subscriptions.values.filter(\.polls).map(\.pollingInterval).min() else { return false }
+        guard ContinuousClock.now - lastPoll >= interval else { return false }
+        lastPoll = .now
+        return true
+    }
+
+    private func record(_ stamps: [(Int, PollStamp?)]) {
+        for (identifier, stamp) in stamps {
+            guard let subscription = subscriptions[identifier], subscription.polls else { continue }
+            if stamp != subscription.lastStamp || subscription.lastStampWasRecent { dirty.insert(identifier) }
+            subscription.lastStamp = stamp
+            subscription.lastStampWasRecent = stamp?.isRecent ?? false
+        }
+    }
+
+    // MARK: Events
+
+    /// Reads every queued event and marks the subscriptions they concern (called under the lock).
+    private func drain(_ runner: Runner) {
+        guard runner.inotify >= 0 else { return }
+        for event in InotifyCalls.readEvents(runner.inotify) {
+            if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                // Events were lost: every watched file may have changed.
+                epoch &+= 1
+                for wd in watches.keys { watches[wd]?.generation &+= 1 }
+                dirty.formUnion(subscriptions.keys)
+                continue
+            }
+            guard watches[event.wd] != nil else { continue }
+            watches[event.wd]?.generation &+= 1
+            let concerned = subscriptions.values.filter { $0.wd == event.wd }
+            if event.mask & UInt32(IN_IGNORED) != 0 {
+                // The kernel dropped the watch (directory gone, file system unmounted).
+                forget(event.wd)
+                for subscription in concerned {
+                    subscription.wd = nil
+                    resolve(subscription, runner)
+                    dirty.insert(subscription.identifier)
+                }
+                continue
+            }
+            if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                // The watch follows the directory's inode, not its path: find the path again.
+                for subscription in concerned {
+                    resolve(subscription, runner)
+                    dirty.insert(subscription.identifier)
+                }
+                continue
+            }
+            for subscription in concerned {
+                if let next = subscription.nextComponent {
+                    guard event.name == next else { continue }
+                    resolve(subscription, runner)
+                    // Moved down: the file may have appeared before the new watch was in place.
+                    if subscription.wd != event.wd { dirty.insert(subscription.identifier) }
+                } else if event.name == subscription.fileName {
+                    dirty.insert(subscription.identifier)
+                }
+            }
+        }
+    }
+
+    // MARK: Watches
+
+    /// Watches the deepest existing directory on `subscription`'s path, and decides whether it polls
+    /// too (called under the lock). The new watch is added before the old one is released, so a
+    /// directory watched again keeps its inotify watch.
+    private func resolve(_ subscription: Subscription, _ runner: Runner) {
+        let previous = subscription.wd
+        subscription.wd = nil
+        subscription.nextComponent = nil
+        var polls = subscription.fallback != .none
+        let eventsForbidden = subscription.fallback == .inotifyUnavailable || subscription.fallback == .watchLimitReached
+        if runner.inotify >= 0 && !eventsForbidden {
+            var path = subscription.directory
+            var attempts = 0
+            while true {
+                do {
+                    let wd = try InotifyCalls.addWatch(runner.inotify, path)
+                    if watches[wd] == nil {
+                        let type = (try? InotifyCalls.fileSystemType(path)) ?? 0
+                        let kind = FileSystemKind(type: type)
+                        watches[wd] = DirectoryWatch(path: path, references: 0, kind: kind, trusted: kind.eventsAreComplete)
+                        watchedDirectories[path] = wd
+                    }
+                    watches[wd]?.references += 1
+                    if subscription.fallback != .none { watches[wd]?.trusted = false }
+                    subscription.wd = wd
+                    if path != subscription.directory {
+                        let rest = subscription.directory.dropFirst(path == "/" ? 1 : path.count + 1)
+                        let next = String(rest.prefix { $0 != "/" })
+                        subscription.nextComponent = next
+                        // The next level may have been made after it was found missing and before this
+                        // watch was in place, so its creation was not seen: start again from the bottom.
+                        attempts += 1
+                        if attempts < 64 && access((path == "/" ? "" : path) + "/" + next, F_OK) == 0 {
+                            release(wd, runner)
+                            subscription.wd = nil
+                            subscription.nextComponent = nil
+                            path = subscription.directory
+                            continue
+                        }
+                    }
+                    if watches[wd]?.kind.eventsAreComplete != true { polls = true }
+                    break
+                } catch {
+                    // A missing level is waited for from its parent; anything else (the watch limit,
+                    // no permission) leaves polling.
+                    guard error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), path != "/" else {
+                        polls = true
+                        break
+                    }
+                    path = Self.parent(of: path)
+                }
+            }
+        } else {
+            polls = true
+        }
+        release(previous, runner)
+        if polls && !subscription.polls {
+            subscription.lastStamp = PollStamp.of(subscription.filePath)
+            subscription.lastStampWasRecent = subscription.lastStamp?.isRecent ?? false
+        }
+        subscription.polls = polls
+    }
+
+    /// Drops one reference to `wd`, removing the inotify watch with the last (called under the lock).
+    private func release(_ wd: Int32?, _ runner: Runner) {
+        guard let wd, var watch = watches[wd] else { return }
+        watch.references -= 1
+        if watch.references > 0 {
+            watches[wd] = watch
+        } else {
+            forget(wd)
+            InotifyCalls.removeWatch(runner.inotify, wd)
+        }
+    }
+
+    /// Drops the record of a watch (called under the lock).
+    private func forget(_ wd: Int32) {
+        if let path = watches[wd]?.path, watchedDirectories[path] == wd { watchedDirectories[path] = nil }
+        watches[wd] = nil
+    }
+
+    // MARK: Validating reads
+
+    /// Proof that nothing in a directory changed between two moments: equal tokens, taken from the same
+    /// watch, mean that no event arrived for the directory in between and no event was lost.
+    package struct ValidationToken: Equatable, Sendable {
+        let runner: UInt64
+        let wd: Int32
+        let generation: UInt64
+        let epoch: UInt64
+    }
+
+    /// The current token of `directory`, or `nil` when no watch of this process can vouch for it (none,
+    /// not the directory itself, or on a file system where events are incomplete).
+    ///
+    /// Pending events are drained first, under the same lock that updates the generations: a `rename()`
+    /// queues its event before it returns to the writer, so a read that begins after a write completed
+    /// always finds the generation bumped. One `ioctl(FIONREAD)` when nothing is pending.
+    package func validationToken(forDirectory directory: String) -> ValidationToken? {
+        lock.withLock {
+            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true else {
+                return nil
+            }
+            if InotifyCalls.pendingBytes(runner.inotify) > 0 {
+                drain(runner)
+                // The watch thread delivers what this drain found.
+                if !dirty.isEmpty { InotifyCalls.wake(runner.wake) }
+            }
+            guard let watch = watches[wd], watch.trusted, watchedDirectories[directory] == wd else { return nil }
+            return ValidationToken(runner: runner.serial, wd: wd, generation: watch.generation, epoch: epoch)
+        }
+    }
+
+    #if DEBUG
+    /// Runs `body` while holding the hub's lock, so that the watch thread cannot drain events: for the
+    /// test that overflows the kernel's event queue.
+    package func holdingLock(_ body: () throws -> Void) rethrows {
+        try lock.withLock { () throws -> Void in try body() }
+    }
+    #endif
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+}

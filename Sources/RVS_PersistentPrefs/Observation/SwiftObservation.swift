@@ -1,0 +1,81 @@
+import Foundation
+import Observation
+
+/// `RVS_PersistentPrefs` works with the toolchain's Observation framework: `withObservationTracking`
+/// (and so SwiftUI on platforms that have it) sees the entries an app reads and is told when they change.
+///
+/// - Reading ``RVS_PersistentPrefs/values`` or ``RVS_PersistentPrefs/count`` registers access to the whole
+///   collection; reading an entry through the subscript (and so any typed property built on it) registers
+///   access to that entry alone. Code that read only `self["volume"]` is not told of a write that changed
+///   only `userName`.
+/// - A successful write through the instance triggers `onChange` for the entries it wrote (for an
+///   assignment of the whole ``RVS_PersistentPrefs/values``, those that differ) and for the whole
+///   collection. With ``RVS_PersistentPrefs/watchesExternalChanges`` on, so does a change made elsewhere,
+///   for the entries that differ from what the instance last saw.
+/// - Rejected writes, reads and ``RVS_PersistentPrefs/flush()`` trigger nothing.
+/// - `onChange` runs once the write is complete, on the thread that wrote (for a change made elsewhere,
+///   on the instance's external-change queue), so a read inside it sees the new value.
+extension RVS_PersistentPrefs: Observable {}
+
+/// The registrar of one instance, and the key paths that stand for its entries.
+final class SwiftObservationSupport: Sendable {
+    let registrar = ObservationRegistrar()
+    /// One key path per entry name, made once: reads are frequent and a key path with a subscript
+    /// argument is an allocation.
+    private let entryKeyPaths = Locked<[String: KeyPath<RVS_PersistentPrefs, Void>]>([:])
+
+    /// The key path that stands for the whole collection, made once.
+    nonisolated(unsafe) static let wholeCollection: KeyPath<RVS_PersistentPrefs, [String: Any]> = \RVS_PersistentPrefs.values
+
+    init() {}
+
+    func keyPath(forEntry name: String) -> KeyPath<RVS_PersistentPrefs, Void> {
+        entryKeyPaths.withLock { paths in
+            if let existing = paths[name] { return existing }
+            let made = \RVS_PersistentPrefs.[observedEntry: name]
+            paths[name] = made
+            return made
+        }
+    }
+}
+
+extension RVS_PersistentPrefs {
+    /// Stands for one entry in Swift Observation: a key path per entry name, so that access to and changes
+    /// of different entries are told apart. It has no value of its own.
+    subscript(observedEntry name: String) -> Void { () }
+
+    /// Registers, for `withObservationTracking`, a read of one entry, or of the whole collection (`nil`).
+    func registerObservedAccess(toEntry name: String?) {
+        if let name {
+            swiftObservation.registrar.access(self, keyPath: swiftObservation.keyPath(forEntry: name))
+        } else {
+            swiftObservation.registrar.access(self, keyPath: SwiftObservationSupport.wholeCollection)
+        }
+    }
+
+    /// Tells Swift Observation that a successful write or a change made elsewhere changed `entries`
+    /// (and so the whole collection).
+    func notifyObservedChange(ofEntries entries: Set<String>) {
+        let registrar = swiftObservation.registrar
+        let paths = entries.sorted().map { swiftObservation.keyPath(forEntry: $0) }
+        for path in paths { registrar.willSet(self, keyPath: path) }
+        registrar.willSet(self, keyPath: SwiftObservationSupport.wholeCollection)
+        registrar.didSet(self, keyPath: SwiftObservationSupport.wholeCollection)
+        for path in paths { registrar.didSet(self, keyPath: path) }
+    }
+
+    /// The names of the entries that differ between two versions of the collection.
+    static func entriesThatDiffer(_ old: [String: PropertyListValue], _ new: [String: PropertyListValue]) -> Set<String> {
+        Set(old.keys).union(new.keys).filter { name in
+            guard let before = old[name], let after = new[name] else { return true }
+            return !before.isIdentical(to: after)
+        }
+    }
+}
+
+extension PropertyListValue {
+    /// Equal and stored as the same bytes (`==` cannot see 0.0 replacing -0.0).
+    func isIdentical(to other: PropertyListValue) -> Bool {
+        self == other && BinaryPropertyList.encode(self) == BinaryPropertyList.encode(other)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Glibc
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+import TestSupport
+
+/// Reads validated by the process's inotify watch instead of a `stat()` (issue 14, goal 2).
+@Suite("Reads validated by a watch of the domain's directory")
+struct WatchedReadTests {
+    let directory = TemporaryDirectory()
+
+    private func value(_ domain: FileDomainStorage, _ key: String = "settings") throws -> PropertyListValue? {
+        try domain.snapshot().contents[key]?.dictionaryValue?["value"]
+    }
+
+    private func write(_ domain: FileDomainStorage, _ value: Int, key: String = "settings") throws {
+        try domain.modify(repairing: .failIfUnreadable) { $0[key] = .dictionary(["value": .integer(value)]) }
+    }
+
+    @Test("While the process watches the directory, reads of an unchanged domain make no system call but one ioctl")
+    func unchangedReadsNeedNoStat() throws {
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "fast", durable: false, system: SystemCalls(faults: faults))
+        try write(domain, 1)
+        let watch = domain.watch {}
+        #expect(try value(domain) == .integer(1))
+        faults.clearRecordedCalls()
+        for _ in 0..<100 { #expect(try value(domain) == .integer(1)) }
+        #expect(faults.recordedCalls.isEmpty)
+        // Another writer (another instance, as another process would be): the next read sees it.
+        try write(try FileDomainStorage(directory: directory.path, name: "fast"), 2)
+        #expect(try value(domain) == .integer(2))
+        watch.cancel()
+        // Without the watch, reads are validated with system calls again (a stat(), or a re-read of a
+        // file changed so recently that its timestamps cannot tell).
+        faults.clearRecordedCalls()
+        #expect(try value(domain) == .integer(2))
+        #expect(!faults.recordedCalls.isEmpty)
+    }
+
+    @Test("Where events are incomplete (forced, as on NFS), reads keep validating with stat()")
+    func untrustedWatchesDoNotValidate() throws {
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "nfs", durable: false, system: SystemCalls(faults: faults))
+        try write(domain, 1)
+        let watch = FileWatch(directory: directory.path, fileName: "nfs.plist", fallback: .eventsIncomplete) {}
+        #expect(try value(domain) == .integer(1))
+        faults.clearRecordedCalls()
+        #expect(try value(domain) == .integer(1))
+        #expect(!faults.recordedCalls.isEmpty)
+        watch.cancel()
+    }
+
+    /// The twin of MultiProcessTests.longLivedReadersAreNeverStale, with the directory watched: timestamps
+    /// as a 4 ms file-time clock reports them, two equal-size versions per round so that inode numbers
+    /// are reused within one tick.
+    @Test("With a watch in place, a long-lived reader is never stale after another process's write: 2,000 rounds",
+          arguments: [nil, 4_000_000])
+    func watchedReadersAreNeverStale(timestampTick: Int?) throws {
+        let writer = try ChildProcess.worker("serve", directory.path, "fresh", "counter")
+        let faults = FaultInjection()
+        faults.timestampTick = timestampTick
+        let reader = try FileDomainStorage(directory: directory.path, name: "fresh", durable: false, system: SystemCalls(faults: faults))
+        let watch = reader.watch {}
+        var stale = 0
+        for round in 0..<2_000 {
+            let value = 1_000_000 + round % 2
+            writer.send("\(value)")
+            #expect(writer.readLine() == "done \(value)")
+            if try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
+            // A second read of the unchanged file is served from the watch-validated cache.
+            if try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
+        }
+        writer.closeInput()
+        #expect(writer.wait() == 0)
+        #expect(stale == 0)
+        watch.cancel()
+    }
+
+    @Test("After the kernel's event queue overflowed, losing the domain's own event, the next read is fresh")
+    func overflowInvalidatesEverything() throws {
+        let domainDirectory = directory.appending("domain")
+        let floodDirectory = directory.appending("flood")
+        try FileManager.default.createDirectory(atPath: domainDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: floodDirectory, withIntermediateDirectories: true)
+        let domain = try FileDomainStorage(directory: domainDirectory, name: "shared")
+        try write(domain, 1)
+        let watch = domain.watch {}
+        let floodWatch = FileWatch(directory: floodDirectory, fileName: "unused.plist") {}
+        #expect(try value(domain) == .integer(1))
+        // The watch thread cannot drain while the lock is held: the flood fills the queue past its limit
+        // (/proc/sys/fs/inotify/max_queued_events, 16,384 by default), so the event of the domain's
+        // write, made last, is lost; only the overflow is queued.
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
+        var reply: String?
+        var status: Int32 = -1
+        try WatchHub.shared.holdingLock {
+            let child = try ChildProcess.worker("flood", domainDirectory, "shared", "settings", "\(limit + 1_000)", floodDirectory)
+            reply = child.readLine()
+            status = child.wait()
+        }
+        #expect(reply == "done")
+        #expect(status == 0)
+        #expect(try value(domain) == .integer(2))
+        watch.cancel()
+        floodWatch.cancel()
+    }
+}
