@@ -2,7 +2,8 @@
 // A package that uses RVS_PersistentPrefs the way an application does. `.ci/run` builds it with warnings
 // as errors and runs it, so that the Quick start of SPEC §1 (kept verbatim in QuickStart/main.swift) and the
 // typed entries of SPEC §6 (issue 13's example, verbatim in TypedEntries/main.swift) keep compiling
-// warning-free in a user's Swift 6 package and keep behaving as written.
+// warning-free in a user's Swift 6 package and keep behaving as written; Swift5Mode does the same in the
+// Swift 5 language mode.
 import PackageDescription
 
 let package = Package(
@@ -17,6 +18,12 @@ let package = Package(
         .executableTarget(
             name: "TypedEntries",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
+        // The same API from an app still in the Swift 5 language mode.
+        .executableTarget(
+            name: "Swift5Mode",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ],
     swiftLanguageModes: [.v6]
