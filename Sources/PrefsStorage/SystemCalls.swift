@@ -107,12 +107,7 @@ struct SystemCalls: Sendable {
     }
 
     func stat(_ path: String) throws(PrefsErrno) -> Glibc.stat {
-        var info = Glibc.stat()
-        _ = try perform(.stat, path) { Int(c_stat(path, &info)) }
-        #if DEBUG
-        faults?.adjust(&info)
-        #endif
-        return info
+        try stat(path, cString: path.utf8CString)
     }
 
     /// `stat` of the name itself: a symbolic link is described, not followed.

@@ -15,10 +15,7 @@ struct HarnessDefaultsSafetyTests {
     /// Runs `harness defaults --directory SANDBOX ARGUMENTS` and requires it to succeed silently on standard error.
     @discardableResult
     func succeed(_ arguments: String..., input: String = "") throws -> HarnessRun {
-        let run = try sandbox.run(["defaults", "--directory", sandbox.path] + arguments, input: input)
-        #expect(run.status == 0, "harness defaults \(arguments.joined(separator: " ")): \(run.errors)")
-        #expect(run.errors.isEmpty)
-        return run
+        try sandbox.defaultsSucceeding(arguments, input: input)
     }
 
     /// Runs `harness defaults --directory SANDBOX ARGUMENTS` through `sh -c SCRIPT`, where the script

@@ -9,13 +9,10 @@ import TestSupport
 struct HarnessDefaultsInspectorTests {
     let sandbox = HarnessSandbox()
 
-    /// Runs `harness defaults` and requires it to succeed silently on standard error.
+    /// Runs `harness defaults --directory SANDBOX ARGUMENTS` and requires it to succeed silently on standard error.
     @discardableResult
     func succeed(_ arguments: String..., input: String = "") throws -> HarnessRun {
-        let run = try sandbox.run(["defaults", "--directory", sandbox.path] + arguments, input: input)
-        #expect(run.status == 0, "harness defaults \(arguments.joined(separator: " ")): \(run.errors)")
-        #expect(run.errors.isEmpty)
-        return run
+        try sandbox.defaultsSucceeding(arguments, input: input)
     }
 
     @Test("write stores each typed form as that type, and plistlib reads the file")

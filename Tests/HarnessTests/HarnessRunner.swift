@@ -70,3 +70,13 @@ final class HarnessSandbox: @unchecked Sendable {
         return result
     }
 }
+
+extension HarnessSandbox {
+    /// Runs `harness defaults --directory SANDBOX ARGUMENTS` and requires it to succeed silently on standard error.
+    func defaultsSucceeding(_ arguments: [String], input: String = "") throws -> HarnessRun {
+        let run = try run(["defaults", "--directory", path] + arguments, input: input)
+        #expect(run.status == 0, "harness defaults \(arguments.joined(separator: " ")): \(run.errors)")
+        #expect(run.errors.isEmpty)
+        return run
+    }
+}
