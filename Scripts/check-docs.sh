@@ -139,6 +139,29 @@ fi
 pages=$(find "$archive/data/documentation" -name '*.json' | wc -l)
 echo "   converted with no warnings: $pages pages -> $archive"
 
+python3 - "$archive" <<'PY'
+# Every public symbol must be curated: listed in a topic group that a person wrote (with a sentence on when
+# to reach for it), never only in a group DocC generates. Generated groups of conformances ("Default
+# Implementations") and the pages under them list what the standard library provides, and are allowed.
+import glob, json, os, sys
+archive = sys.argv[1]
+root = os.path.join(archive, "data", "documentation")
+uncurated = []
+for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
+    relative = os.path.relpath(path, root)
+    if "-implementations" in relative:
+        continue
+    page = json.load(open(path))
+    for section in page.get("topicSections", []):
+        if section.get("generated") and section.get("title") != "Default Implementations":
+            for identifier in section.get("identifiers", []):
+                uncurated.append(f"{identifier.split('documentation/', 1)[-1]} (in a generated '{section.get('title')}' group of {relative[:-5]})")
+print("   every public symbol curated in a written topic group: " + ("yes" if not uncurated else f"NO, {len(uncurated)} not"))
+for entry in uncurated:
+    print(f"   not curated: {entry}")
+sys.exit(1 if uncurated else 0)
+PY
+
 python3 - "$catalog" "$module" <<'PY'
 # Every article of the catalog must be curated from the landing page, so that none is orphaned.
 import os, re, sys

@@ -9,7 +9,7 @@ public struct PropertyListCodingError: Error, Sendable, Equatable, CustomStringC
     public let reason: String
 
     /// Makes an error with the given reason.
-    public init(reason: String) { self.reason = reason }
+    package init(reason: String) { self.reason = reason }
 
     /// The reason, so that the error reads well inside a caller's own message.
     public var description: String { reason }

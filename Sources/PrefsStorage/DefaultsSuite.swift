@@ -11,7 +11,7 @@ import PrefsPropertyList
 /// - ``persistent``
 /// - ``global``
 /// - ``registration``
-public enum SearchDomain: String, Sendable, CaseIterable {
+public enum SearchDomain: Sendable, CaseIterable {
     /// `-<key> <value>` pairs among the process's arguments.
     case arguments
     /// The writable persistent domain: the application domain or a group suite.
@@ -75,10 +75,26 @@ public enum SearchDomain: String, Sendable, CaseIterable {
 /// - ``set(_:forKey:)``
 /// - ``removeObject(forKey:)``
 /// - ``dictionaryRepresentation()``
+/// - ``synchronize()``
+///
+/// ### Typed Getters of the UserDefaults API
+/// - ``bool(forKey:)``
+/// - ``integer(forKey:)``
+/// - ``double(forKey:)``
+/// - ``float(forKey:)``
+/// - ``string(forKey:)``
+/// - ``stringArray(forKey:)``
+/// - ``array(forKey:)``
+/// - ``dictionary(forKey:)``
+/// - ``data(forKey:)``
+/// - ``url(forKey:)``
+///
+/// ### Domains by Name, as UserDefaults Names Them
 /// - ``persistentDomain(forName:)``
 /// - ``setPersistentDomain(_:forName:)``
 /// - ``removePersistentDomain(forName:)``
 /// - ``persistentDomainName``
+/// - ``volatileDomain(forName:)``
 public final class DefaultsSuite: Sendable {
     /// The writable domain: every write and removal goes here and nowhere else.
     public let persistentDomain: any DomainStorage

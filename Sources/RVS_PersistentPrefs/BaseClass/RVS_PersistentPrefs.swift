@@ -57,6 +57,7 @@ import Foundation
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
+/// - ``Errno``
 ///
 /// ### Reloading and Removing
 /// - ``flush()``
