@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Observation
 @testable import PrefsPropertyList
 @testable import PrefsStorage
 @testable import RVS_PersistentPrefs
@@ -96,5 +97,20 @@ struct EntryObservationTests {
         for value in 1...3 { settings.launchCount = value }
         let seen = await result(of: reader)
         #expect(seen.first == 0 && seen.last == 3 && seen == seen.sorted())
+    }
+}
+
+@Suite("Typed entries under Swift Observation")
+struct EntrySwiftObservationTests {
+    @Test("Code that read one typed entry is told of a write to it, not of a write to another entry")
+    func typedReadsAreTrackedPerEntry() throws {
+        let fixture = try TypedFixture()
+        let settings = fixture.settings()
+        let volumeChanged = ChangeFlag()
+        withObservationTracking { _ = settings.volume } onChange: { volumeChanged.fire() }
+        settings.launchCount = 3
+        #expect(volumeChanged.count == 0)
+        settings.volume = 0.8
+        #expect(volumeChanged.count == 1)
     }
 }
