@@ -150,7 +150,13 @@ final class EntryDefinition<Value> {
         return value!
     }
 
+    /// Whether decoded values may be kept: not for a class, whose one cached object every reader would
+    /// share, so that changing a read value in place (`settings.profile.name = "x"`, which only calls
+    /// the getter for a class) would change what later reads return without anything being written.
+    private static var isCacheable: Bool { !(Value.self is AnyClass) }
+
     func cache(snapshot: DomainSnapshot?, storageKey: String, stored: PropertyListValue?, outcome: Result<Value, PrefsError>) {
+        guard Self.isCacheable else { return }
         isCached = true
         self.snapshot = snapshot
         self.storageKey = storageKey

@@ -61,3 +61,35 @@ struct EntryCacheTests {
         #expect(settings.launchCount == 1)
     }
 }
+
+/// A Codable class: reading it and changing the result in place calls only the entry's getter.
+final class TypedAccount: Codable, @unchecked Sendable {
+    var name = "anonymous"
+}
+
+final class TypedAccountSettings: RVS_PersistentPrefs {
+    @Entry("account") var account = TypedAccount()
+    let suite: DefaultsSuite?
+
+    init(suite: DefaultsSuite?) {
+        self.suite = suite
+        super.init(key: "settings")
+    }
+
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
+@Suite("Typed entries of a class type")
+struct EntryClassValueTests {
+    @Test("Changing a read object of a class-typed entry in place does not change what later reads return")
+    func classValuesAreNotShared() throws {
+        let fixture = try TypedFixture()
+        let settings = TypedAccountSettings(suite: fixture.suite)
+        let stored = TypedAccount()
+        stored.name = "ada"
+        settings.account = stored
+        settings.account.name = "changed without a write"  // the getter's object, changed in place
+        #expect(settings.account.name == "ada")
+        #expect(try fixture.stored()["account"] == .dictionary(["name": .string("ada")]))
+    }
+}
