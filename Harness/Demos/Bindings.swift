@@ -16,8 +16,8 @@ enum Bindings: Subcommand {
     static let usage = """
         usage: harness bindings [--directory PATH]
 
-        An interactive prompt on BindingsPreferences, a typed subclass of RVS_PersistentPrefs whose entries
-        are userName (text), launchCount (a whole number), darkMode (yes or no) and volume (a number). An
+        An interactive prompt on BindingsPreferences, a subclass of RVS_PersistentPrefs with four @Entry
+        properties: userName (text), launchCount (a whole number), darkMode (yes or no) and volume (a number). An
         observer registered with observe(\\.values, options: [.old, .new]) prints `old → new` after every
         successful write, and nothing after a rejected one.
 
@@ -67,7 +67,7 @@ enum Bindings: Subcommand {
     /// The tour's part: a scripted session, each command shown after the prompt as if typed.
     static func demonstrate(in workspace: Workspace) throws {
         workspace.pointLibraryHere()
-        explain("BindingsPreferences is a subclass with four typed properties over its collection, such as `var launchCount: Int { get { self[\"launchCount\"] as? Int ?? 0 } set { self[\"launchCount\"] = newValue } }`. Its keys allow exactly those four names. One observer, `observe(\\.values, options: [.old, .new])`, prints what changed after each successful write; the lines it prints start with ↳. Here is a session, as typed at the prompt of `harness bindings`:")
+        explain("BindingsPreferences is a subclass that declares four typed entries, each once, with its name and default, such as `@Entry(\"launchCount\") var launchCount = 0`. Its keys list exactly those four names, so the collection allows no other. One observer, `observe(\\.values, options: [.old, .new])`, prints what changed after each successful write; the lines it prints start with ↳. Here is a session, as typed at the prompt of `harness bindings`:")
         let session = try BindingsSession()
         let script = [
             "show",

@@ -3,31 +3,15 @@
 import Foundation
 import RVS_PersistentPrefs
 
-/// A typed subclass: the names it allows, and a typed property for each, with its default.
+/// A typed subclass: each entry declared once, with its name, type and default. `keys` lists the four
+/// `@Entry` names by itself, so the subscript refuses every other name.
 final class BindingsPreferences: RVS_PersistentPrefs {
     static let storageKey = "Bindings"
 
-    override var keys: [String] { ["userName", "launchCount", "darkMode", "volume"] }
-
-    var userName: String {
-        get { self["userName"] as? String ?? "Anonymous" }
-        set { self["userName"] = newValue }
-    }
-
-    var launchCount: Int {
-        get { self["launchCount"] as? Int ?? 0 }
-        set { self["launchCount"] = newValue }
-    }
-
-    var darkMode: Bool {
-        get { self["darkMode"] as? Bool ?? false }
-        set { self["darkMode"] = newValue }
-    }
-
-    var volume: Double {
-        get { self["volume"] as? Double ?? 0.5 }
-        set { self["volume"] = newValue }
-    }
+    @Entry("userName") var userName = "Anonymous"
+    @Entry("launchCount") var launchCount = 0
+    @Entry("darkMode") var darkMode = false
+    @Entry("volume") var volume = 0.5
 }
 
 /// One prompt session: the preferences, their observer, and the commands.

@@ -3,17 +3,22 @@
 import Foundation
 import RVS_PersistentPrefs
 
-/// The app's side: one collection whose allowed entry names are the schema's keys.
+/// The app's side: one collection. The app declares the entries its own code uses as `@Entry`
+/// properties; the bridge, which works from the schema, copies every schema key through `values`, so
+/// `keys` adds the schema's names to the `@Entry` names.
 final class BridgedSettings: RVS_PersistentPrefs {
     static let storageKey = "AppSettings"
     private let schemaKeys: [String]
+
+    @Entry("volume") var volume = 0.5
+    @Entry("textSize") var textSize = 14
 
     init(schema: SettingsSchema) {
         schemaKeys = schema.settings.map(\.key)
         super.init(key: Self.storageKey, values: nil)
     }
 
-    override var keys: [String] { schemaKeys }
+    override var keys: [String] { Array(Set(super.keys).union(schemaKeys)).sorted() }
 }
 
 /// Copies between the flat keys and the collection, and shows where each value came from.

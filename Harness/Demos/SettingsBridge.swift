@@ -94,10 +94,10 @@ enum SettingsBridge: Subcommand {
         try bridge.showCollection()
 
         Console.say()
-        explain("Step 3. The app changes its collection through the subscript, one entry at a time: settings[\"volume\"] = 0.8 and settings[\"textSize\"] = 18. The bridge copies the collection out to the flat keys (nested → flat), which also repairs the bad textSize:")
-        settings["volume"] = 0.8
+        explain("Step 3. The app changes its collection through its typed entries, declared as `@Entry(\"volume\") var volume = 0.5` and `@Entry(\"textSize\") var textSize = 14`, one entry at a time: settings.volume = 0.8 and settings.textSize = 18. The bridge copies the collection out to the flat keys (nested → flat), which also repairs the bad textSize:")
+        settings.volume = 0.8
         try settings.throwIfFailed()
-        settings["textSize"] = 18
+        settings.textSize = 18
         try settings.throwIfFailed()
         try bridge.copyCollectionToFlat()
 

@@ -28,7 +28,7 @@ enum Tour: Subcommand {
         workspace.pointLibraryHere()
 
         heading("RVS_PersistentPrefs: a tour")
-        explain("RVS_PersistentPrefs keeps an app's preferences as one dictionary, its collection, stored under a storage key in a defaults domain: a property-list file, read through a search list the way Apple's defaults system reads. An app subclasses RVS_PersistentPrefs, lists the entry names it allows in keys, and adds typed properties over the dictionary. Every write is checked first; every operation tells its outcome in lastError, nil after a success; observers hear about successful writes.")
+        explain("RVS_PersistentPrefs keeps an app's preferences as one dictionary, its collection. The collection is stored under a storage key in a defaults domain, which is a property-list file. Reads go through a search list of domains, the way Apple's defaults system reads. An app subclasses RVS_PersistentPrefs and declares each entry once, as an @Entry property with its name, type and default; those names make up keys, the entry names the collection allows. Every write is checked first; every operation tells its outcome in lastError, nil after a success; observers hear about successful writes.")
         Console.say()
         explain("This tour runs every demo of the harness. Everything it writes goes to \(workspace.isTemporary ? "a fresh private temporary directory" : "the directory you gave"):")
         Console.say("    " + workspace.path)
@@ -37,7 +37,7 @@ enum Tour: Subcommand {
         section(1, "settings-bridge", "flat settings and the nested collection")
         try SettingsBridge.demonstrate(in: workspace)
 
-        section(2, "bindings", "typed properties, validation and observers")
+        section(2, "bindings", "typed entries, validation and observers")
         try Bindings.demonstrate(in: workspace)
 
         section(3, "share", "two processes, one group suite")
