@@ -258,8 +258,11 @@ public final class FileDomainStorage: DomainStorage {
             do throws(PrefsError) {
                 try replaceFile(with: bytes)
             } catch {
-                // The unreadable file is still in place: drop the second name it was given.
-                if let aside { try? system.unlink(aside) }
+                // Leave everything as it was: a regular file is still in place, so drop the second name it
+                // was given; anything else was renamed away, so rename it back.
+                if let aside {
+                    if aside.wasRenamed { try? system.rename(aside.name, path) } else { try? system.unlink(aside.name) }
+                }
                 throw error
             }
             let written = DomainSnapshot(contents: contents)
@@ -374,8 +377,8 @@ public final class FileDomainStorage: DomainStorage {
     /// it is replaced: a hard link, so that the domain file stays in place until the rename of the new
     /// one replaces it atomically, and a failed write leaves everything as it was. (Something other
     /// than a regular file, such as a directory, is renamed instead.)
-    /// - Returns: The new name.
-    private func keepUnreadableFileAside() throws(PrefsError) -> String {
+    /// - Returns: The new name, and whether the file was renamed to it rather than linked.
+    private func keepUnreadableFileAside() throws(PrefsError) -> (name: String, wasRenamed: Bool) {
         let stamp = "\(path).unreadable-\(Int(Date().timeIntervalSince1970))"
         var candidate = stamp
         var counter = 1
@@ -391,7 +394,7 @@ public final class FileDomainStorage: DomainStorage {
                         } else {
                             try system.rename(path, candidate)
                         }
-                        return candidate
+                        return (candidate, !isRegularFile)
                     } catch where error == .fileExists {
                         // Taken since the lstat: try the next name.
                     }

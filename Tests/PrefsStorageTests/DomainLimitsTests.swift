@@ -66,4 +66,16 @@ struct DomainLimitsTests {
         #expect(keptAside.count == 1)
         #expect(keptAside.first.flatMap { fileBytes(directory.appending($0)) } == Array("not a property list".utf8))
     }
+
+    @Test("A failed repair over a directory in the domain file's place puts the directory back")
+    func failedRepairOfADirectoryPutsItBack() throws {
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "app", durable: false, system: SystemCalls(faults: faults))
+        #expect(mkdir(domain.path, 0o700) == 0)
+        faults.fail(.write, with: .noSpace)
+        #expect(throws: PrefsError.self) { try domain.modify(repairing: .moveUnreadableAside) { $0 = ["k": .string("v")] } }
+        var info = stat()
+        #expect(lstat(domain.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR, "the directory was not put back")
+        #expect(directory.contents() == ["app.plist", "app.plist.lock"])
+    }
 }
