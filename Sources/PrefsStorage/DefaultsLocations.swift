@@ -251,6 +251,18 @@ public struct DefaultsLocations: Sendable, Hashable {
             return stamp
         }
 
+        /// The values of the variables the stamp read, as `current(groupContainer:applicationDomainName:environment:)`
+        /// takes them; the others do not decide the locations. glibc never frees a value once set, so the
+        /// recorded addresses stay readable.
+        package var environment: [String: String] {
+            var values: [String: String] = [:]
+            for (name, address) in [(directoryVariable, directory), ("XDG_CONFIG_HOME", configHome), ("HOME", home),
+                                    (groupContainerVariable, groupContainer)] where address != 0 {
+                values[name] = String(cString: UnsafePointer<CChar>(bitPattern: address)!)
+            }
+            return values
+        }
+
         /// `getenv` of a name known at compile time, passed without converting a `String` (which
         /// can allocate, on a path every read takes).
         private static func getenv(_ name: StaticString) -> UnsafeMutablePointer<CChar>? {

@@ -87,7 +87,9 @@ extension RVS_PersistentPrefs {
         }
         if let reused { return reused }
         guard let settings else { preconditionFailure("settings are copied whenever no suite is reused") }
-        let suite = try resolve(settings)
+        // Resolved from the very values the stamp recorded, so that a concurrent `setenv` cannot pair this
+        // stamp with a suite built from another environment.
+        let suite = try resolve(settings, environment: stamp.environment)
         let reusable = !stamp.dependsOnCurrentDirectory && !(settings.groupContainerDirectory.map { !$0.isEmpty && !$0.hasPrefix("/") } ?? false)
         if reusable {
             configuration.withLock { current in
@@ -97,10 +99,11 @@ extension RVS_PersistentPrefs {
         return suite
     }
 
-    private static func resolve(_ settings: Configuration) throws(PrefsError) -> DefaultsSuite {
+    private static func resolve(_ settings: Configuration, environment: [String: String]) throws(PrefsError) -> DefaultsSuite {
         let locations = DefaultsLocations.current(
             groupContainer: settings.groupContainerDirectory,
-            applicationDomainName: settings.applicationDomainName
+            applicationDomainName: settings.applicationDomainName,
+            environment: environment
         )
         if let groupID = settings.groupID, !groupID.isEmpty {
             return try locations.groupSuite(groupID, durable: settings.durableWrites)
