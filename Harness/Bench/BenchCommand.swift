@@ -16,8 +16,15 @@ enum BenchCommand: Subcommand {
 
         Measures the library against Foundation's UserDefaults (peer) and the bare system calls
         (floor), interleaved sample by sample, and prints a table and one line per case:
-          BENCH case=<name> ours_us=<median> peer_us=<median> floor_us=<median>
+          BENCH case=<name> ours_us=<median> peer_us=<median> floor_us=<median> [<figure>=<value>...]
         Build with -c release for meaningful figures: swift run -c release harness bench
+
+        Further figures: check_us, the bare pending-events check (ioctl(FIONREAD) on an inotify
+        descriptor) a watched read stands on; untyped_us, the subscript read or write of the same entry
+        as a typed one; and for external-change (a write in another process heard by a watching
+        instance, timed from the write starting; floor: a bare inotify wake-up for the same rename) the
+        99th percentiles, the figures from the write returning, and the CPU time used by the idle
+        watcher over idle_s seconds (10, or 1 with --quick).
 
           --quick           fewer samples: the whole run takes well under 30 seconds
           --json PATH       also write every sample, in microseconds, as JSON to PATH
@@ -27,6 +34,12 @@ enum BenchCommand: Subcommand {
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
         var arguments = arguments
+        // The writer process of the external-change case, started by the case itself.
+        if let directory = try arguments.option(BenchExternalWriter.option, needs: "a directory") {
+            try arguments.finish { "unknown option \($0) (see harness bench --help)" }
+            try BenchExternalWriter.run(directory: directory)
+            return
+        }
         let quick = arguments.flag("--quick")
         let jsonPath = try arguments.option("--json", needs: "a PATH (see harness bench --help)")
         let sampleCount = try arguments.option("--samples", needs: "a positive whole number (see harness bench --help)") { text in
@@ -58,8 +71,12 @@ enum BenchCommand: Subcommand {
         #endif
         Console.say("Working in \(workspace.root)\n")
         record(readCase(workspace, samples: samples))
+        record(readWatchedCase(workspace, samples: samples))
+        record(readTypedCase(workspace, samples: samples, watched: false))
+        record(readTypedCase(workspace, samples: samples, watched: true))
         record(readAfterExternalWriteCase(workspace, samples: samples))
         record(writeEntryCase(workspace, samples: samples))
+        record(writeTypedCase(workspace, samples: samples))
         record(writeCollectionCase(workspace, samples: samples))
         for size in [10, 100, 1_000, 10_000] {
             let scaled = sampleCount ?? max(11, samples / max(1, size / 100))
@@ -69,6 +86,9 @@ enum BenchCommand: Subcommand {
         for collections in [1, 10, 100] {
             record(domainCase(workspace, collections: collections, samples: samples))
         }
+        // Last, since its writer is a process of its own: many rounds, for a meaningful 99th percentile.
+        record(try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
+                                      idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10))
         Console.say()
         Console.say(BenchResult.table(results))
         if let jsonPath {

@@ -34,3 +34,23 @@ enum BenchFloor {
         }
     }
 }
+
+/// A bare inotify descriptor watching a directory: the floor of a read that a watch validates is asking
+/// it whether any event is pending, one `ioctl(FIONREAD)`.
+final class BenchPendingEventsCheck {
+    private let descriptor: Int32
+
+    init(directory: String) {
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        _ = inotify_add_watch(descriptor, directory, UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE))
+    }
+
+    deinit { close(descriptor) }
+
+    /// The bytes of events queued (zero while nothing changes).
+    func pendingBytes() -> Int32 {
+        var count: Int32 = 0
+        _ = ioctl(descriptor, UInt(FIONREAD), &count)
+        return count
+    }
+}

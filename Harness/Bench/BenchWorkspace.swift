@@ -55,7 +55,8 @@ final class BenchWorkspace {
         if isPrivate { try? FileManager.default.removeItem(atPath: root) }
     }
 
-    var domainPath: String { root + "/ours/bench.plist" }
+    var domainDirectory: String { root + "/ours" }
+    var domainPath: String { domainDirectory + "/bench.plist" }
     var floorPath: String { root + "/floor/floor.plist" }
     var floorLockPath: String { root + "/floor/floor.plist.lock" }
     func peerPath(_ name: String) -> String { root + "/peer/\(name).plist" }

@@ -12,13 +12,26 @@ struct HarnessBenchTests {
     let sandbox = HarnessSandbox()
 
     static let cases = [
-        "read", "read-after-external-write", "write-entry", "write-collection",
+        "read", "read-watched", "read-typed", "read-typed-watched", "read-after-external-write",
+        "write-entry", "write-typed", "write-collection",
         "scale-10-read", "scale-10-write", "scale-100-read", "scale-100-write",
         "scale-1000-read", "scale-1000-write", "scale-10000-read", "scale-10000-write",
-        "domain-1", "domain-10", "domain-100",
+        "domain-1", "domain-10", "domain-100", "external-change",
     ]
 
-    @Test("Every case prints one BENCH line with ours, peer and floor, and --json writes every sample")
+    /// The figures each case reports beyond ours, peer and floor.
+    static let extraFields: [String: [String]] = [
+        "read-watched": ["check_us"],
+        "read-typed": ["untyped_us", "typed_per_untyped"],
+        "read-typed-watched": ["untyped_us", "check_us", "typed_per_untyped"],
+        "write-typed": ["untyped_us", "typed_per_untyped"],
+        "external-change": [
+            "ours_p99_us", "floor_p99_us", "ours_from_return_us", "ours_from_return_p99_us",
+            "floor_from_return_us", "floor_from_return_p99_us", "write_us", "idle_s", "idle_cpu_us",
+        ],
+    ]
+
+    @Test("Every case prints one BENCH line with ours, peer, floor and its own figures, and --json writes every sample")
     func everyCaseReports() throws {
         let json = sandbox.directory.appending("bench.json")
         let run = try sandbox.run(["bench", "--samples", "3", "--json", json, "--directory", sandbox.directory.appending("work")])
@@ -26,10 +39,16 @@ struct HarnessBenchTests {
         let lines = run.lines.filter { $0.hasPrefix("BENCH ") }
         #expect(lines.map { $0.split(separator: " ")[1] } == Self.cases.map { "case=\($0)" })
         for line in lines {
-            let fields = Dictionary(uniqueKeysWithValues: line.split(separator: " ").dropFirst().map {
+            let pairs = line.split(separator: " ").dropFirst().map {
                 let pair = $0.split(separator: "=", maxSplits: 1)
                 return (String(pair[0]), String(pair[1]))
-            })
+            }
+            let fields = Dictionary(uniqueKeysWithValues: pairs)
+            let name = fields["case"] ?? ""
+            #expect(pairs.map(\.0) == ["case", "ours_us", "peer_us", "floor_us"] + (Self.extraFields[name] ?? []), "\(line)")
+            for extra in Self.extraFields[name] ?? [] {
+                #expect(Double(fields[extra] ?? "")?.isFinite == true, "\(line)")
+            }
             #expect(Double(fields["ours_us"] ?? "") != nil, "\(line)")
             #expect(fields["floor_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
             #expect(fields["peer_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
@@ -39,6 +58,10 @@ struct HarnessBenchTests {
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [[String: Any]])
         #expect(objects.count == Self.cases.count)
         #expect(objects.allSatisfy { ($0["ours_us"] as? [Double])?.count == 3 })
+        let external = try #require(objects.last)
+        #expect(external["case"] as? String == "external-change")
+        #expect((external["floor_us"] as? [Double])?.count == 3, "the floor's wake-ups are samples too")
+        #expect(external["idle_cpu_us"] is Double)
         #expect(sandbox.fallback.contents().isEmpty, "the bench wrote outside its directory")
     }
 
