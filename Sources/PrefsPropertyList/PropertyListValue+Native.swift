@@ -175,5 +175,5 @@ extension PropertyListValue {
 
 extension Dictionary where Key == String, Value == PropertyListValue {
     /// The dictionary as native Swift values (see ``PropertyListValue/nativeValue``).
-    public var nativeValues: [String: Any] { mapValues(\.nativeValue) }
+    package var nativeValues: [String: Any] { mapValues(\.nativeValue) }
 }

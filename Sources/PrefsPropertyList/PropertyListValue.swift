@@ -28,7 +28,6 @@ import Foundation
 /// - ``init(_:)``
 /// - ``nativeValue``
 /// - ``dictionaryValue``
-/// - ``Swift/Dictionary/nativeValues``
 ///
 /// ### Reading and Writing Property Lists
 /// - ``init(propertyListData:)``
