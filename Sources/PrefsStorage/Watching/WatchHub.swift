@@ -13,9 +13,15 @@ import Glibc
 ///   that its file may have changed (coalesced: one call for any number of events drained together),
 ///   and must read the file to learn what changed.
 ///
-/// Every event drained bumps the generation of its directory (and an overflow bumps the epoch), under
-/// the same lock, so that a read path can later ask "has anything changed in this directory since I
-///   cached it?" without a `stat()`: the groundwork of the inotify-backed read cache.
+/// Every event drained bumps the generation of its directory (a directory above it moved or removed
+/// does too, and an overflow bumps the epoch), under the same lock, so that a read path can later
+/// ask "has anything changed in this directory since I cached it?" without a `stat()`.
+///
+/// A watch follows the directory's inode, not its path. So a directory watch vouches for reads only
+/// when the path leads, and keeps leading, to the watched inode: every directory above it is watched
+/// too (``InotifyCalls/ancestorMask``), top down, each a real directory and no symbolic link, so that
+/// moving or removing any of them (the only way to make the path lead elsewhere, short of a mount) is an
+/// event that invalidates the tokens of the directories below and watches their paths afresh.
 final class WatchHub: @unchecked Sendable {
     static let shared = WatchHub()
 
@@ -64,9 +70,15 @@ final class WatchHub: @unchecked Sendable {
         var references: Int
         var kind: FileSystemKind
         var generation: UInt64 = 0
-        /// Whether its events alone can validate a cached read: a local file system, and no
-        /// subscription of it forced to behave otherwise.
+        /// Whether its events alone can validate a cached read: a local file system, no subscription of
+        /// it forced to behave otherwise, and no failed proof of its path (see the type's comment).
         var trusted: Bool
+        /// Whether its path was proven to lead to it, with every directory above watched: a directory
+        /// watched only while waiting for a level below to appear is not.
+        var pathProven = false
+        /// Whether some subscription watches the directory's entries, rather than only its being moved
+        /// or removed as a directory above another.
+        var watchesEntries: Bool
     }
 
     /// One watched file.
@@ -81,6 +93,8 @@ final class WatchHub: @unchecked Sendable {
         var wd: Int32?
         /// The next path component below the watched ancestor, or `nil` when the directory itself is watched.
         var nextComponent: String?
+        /// The watches of the directories above `directory`, while `wd` watches `directory` itself.
+        var ancestors: [Int32] = []
         var polls = false
         var lastStamp: PollStamp?
         var lastStampWasRecent = false
@@ -153,8 +167,12 @@ final class WatchHub: @unchecked Sendable {
             subscription.cancelled = true
             subscriptions[subscription.identifier] = nil
             dirty.remove(subscription.identifier)
-            if let runner { release(subscription.wd, runner) }
+            if let runner {
+                release(subscription.wd, runner)
+                for wd in subscription.ancestors { release(wd, runner) }
+            }
             subscription.wd = nil
+            subscription.ancestors = []
             guard subscriptions.isEmpty, let runner else { return nil }
             self.runner = nil
             runner.stopped = true
@@ -277,6 +295,17 @@ final class WatchHub: @unchecked Sendable {
             guard watches[event.wd] != nil else { continue }
             watches[event.wd]?.generation &+= 1
             let concerned = subscriptions.values.filter { $0.wd == event.wd }
+            if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                // A directory above watched ones went away or moved: their paths may lead elsewhere now,
+                // so their tokens change, and their paths are watched afresh.
+                let below = subscriptions.values.filter { $0.ancestors.contains(event.wd) && $0.wd != event.wd }
+                if event.mask & UInt32(IN_IGNORED) != 0 { forget(event.wd) }
+                for subscription in below {
+                    if let wd = subscription.wd { watches[wd]?.generation &+= 1 }
+                    resolve(subscription, runner)
+                    dirty.insert(subscription.identifier)
+                }
+            }
             if event.mask & UInt32(IN_IGNORED) != 0 {
                 // The kernel dropped the watch (directory gone, file system unmounted).
                 forget(event.wd)
@@ -325,10 +354,12 @@ final class WatchHub: @unchecked Sendable {
             while true {
                 do {
                     let wd = try InotifyCalls.addWatch(runner.inotify, path)
-                    if watches[wd] == nil {
+                    if watches[wd]?.watchesEntries != true {
                         let type = (try? InotifyCalls.fileSystemType(path)) ?? 0
                         let kind = FileSystemKind(type: type)
-                        watches[wd] = DirectoryWatch(path: path, references: 0, kind: kind, trusted: kind.eventsAreComplete)
+                        // A directory watched so far only as another's ancestor keeps its references.
+                        watches[wd] = DirectoryWatch(path: path, references: watches[wd]?.references ?? 0, kind: kind,
+                                                     trusted: kind.eventsAreComplete, watchesEntries: true)
                         watchedDirectories[path] = wd
                     }
                     watches[wd]?.references += 1
@@ -364,12 +395,52 @@ final class WatchHub: @unchecked Sendable {
         } else {
             polls = true
         }
+        let previousAncestors = subscription.ancestors
+        subscription.ancestors = []
+        if subscription.nextComponent == nil, let wd = subscription.wd {
+            let (ancestors, leadsThere) = watchPath(to: subscription.directory, directoryWatch: wd, runner)
+            subscription.ancestors = ancestors
+            if leadsThere { watches[wd]?.pathProven = true } else { watches[wd]?.trusted = false }
+        }
+        for wd in previousAncestors { release(wd, runner) }
         release(previous, runner)
         if polls && !subscription.polls {
             subscription.lastStamp = PollStamp.of(subscription.filePath)
             subscription.lastStampWasRecent = subscription.lastStamp?.isRecent ?? false
         }
         subscription.polls = polls
+    }
+
+    /// Watches every directory above `directory`, top down, for being moved or removed, and checks that
+    /// the path still leads to the directory `directoryWatch` watches (called under the lock).
+    ///
+    /// Top down, each level is watched through the levels above it, already watched: a level moved or
+    /// removed after its watch was added is an event; one moved before was not yet watched, so the levels
+    /// below are watched through what replaced it. Each level, and the directory itself last, must be a
+    /// real directory (no symbolic link: its target could change without an event here), and the
+    /// directory must still be the inode `directoryWatch` follows.
+    /// - Returns: The ancestor watches taken (each one reference), and whether the path is proven.
+    private func watchPath(to directory: String, directoryWatch: Int32, _ runner: Runner) -> (ancestors: [Int32], leadsThere: Bool) {
+        var ancestors: [Int32] = []
+        var prefix = ""
+        // "/" itself cannot be moved or removed.
+        for component in directory.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            guard let wd = try? InotifyCalls.addAncestorWatch(runner.inotify, prefix) else { return (ancestors, false) }
+            if watches[wd] == nil {
+                watches[wd] = DirectoryWatch(path: prefix, references: 0, kind: FileSystemKind(type: 0), trusted: false,
+                                             watchesEntries: false)
+            }
+            watches[wd]?.references += 1
+            ancestors.append(wd)
+        }
+        guard let wd = try? InotifyCalls.addAncestorWatch(runner.inotify, directory) else { return (ancestors, false) }
+        if wd != directoryWatch {
+            // Another directory is at the path now; a watch made only by this check is dropped.
+            if watches[wd] == nil { InotifyCalls.removeWatch(runner.inotify, wd) }
+            return (ancestors, false)
+        }
+        return (ancestors, true)
     }
 
     /// Drops one reference to `wd`, removing the inotify watch with the last (called under the lock).
@@ -409,7 +480,8 @@ final class WatchHub: @unchecked Sendable {
     /// always finds the generation bumped. One `ioctl(FIONREAD)` when nothing is pending.
     package func validationToken(forDirectory directory: String) -> ValidationToken? {
         lock.withLock {
-            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true else {
+            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true,
+                  watches[wd]?.pathProven == true else {
                 return nil
             }
             if InotifyCalls.pendingBytes(runner.inotify) > 0 {
@@ -417,7 +489,7 @@ final class WatchHub: @unchecked Sendable {
                 // The watch thread delivers what this drain found.
                 if !dirty.isEmpty { InotifyCalls.wake(runner.wake) }
             }
-            guard let watch = watches[wd], watch.trusted, watchedDirectories[directory] == wd else { return nil }
+            guard let watch = watches[wd], watch.trusted, watch.pathProven, watchedDirectories[directory] == wd else { return nil }
             return ValidationToken(runner: runner.serial, wd: wd, generation: watch.generation, epoch: epoch)
         }
     }
