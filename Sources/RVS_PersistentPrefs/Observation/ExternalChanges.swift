@@ -64,7 +64,7 @@ extension RVS_PersistentPrefs {
         if before != nil || externalChanges.isWatching {
             let after = currentCollectionForWatching()
             if let before, let after { changed.formUnion(Self.entriesThatDiffer(before, after)) }
-            if let after { externalChanges.sawOwnWrite(after) }
+            if let after { externalChanges.sawOwnWrite(after, changing: changed) }
         }
         notifyObservedChange(ofEntries: changed)
     }
@@ -149,10 +149,20 @@ final class ExternalChanges: @unchecked Sendable {
         for watch in stopped { watch.cancel() }
     }
 
-    /// Records the collection after a write through the instance, so that its own write is not told
-    /// again as a change made elsewhere.
-    func sawOwnWrite(_ collection: [String: PropertyListValue]) {
-        lock.withLock { if !watches.isEmpty { lastSeen = collection } }
+    /// Records the entries a write through the instance changed, as they are after it, so that its own
+    /// write is not told again as a change made elsewhere.
+    ///
+    /// Only those entries: the collection read after the write also holds whatever was changed elsewhere
+    /// just before it, not yet delivered. Left as last seen, such entries still differ when the delivery
+    /// runs (the own write's event brings one, if the other change's event did not), which then tells them
+    /// to every kind of observer with the right old values.
+    func sawOwnWrite(_ collection: [String: PropertyListValue], changing changed: Set<String>) {
+        lock.withLock {
+            guard !watches.isEmpty else { return }
+            var seen = lastSeen ?? [:]
+            for name in changed { seen[name] = collection[name] }
+            lastSeen = seen
+        }
     }
 
     /// Called on the watch thread: one delivery is queued for any number of events until it starts.
