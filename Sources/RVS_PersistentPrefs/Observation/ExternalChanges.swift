@@ -85,6 +85,8 @@ final class ExternalChanges: @unchecked Sendable {
     /// which its reads return, so that `.old` is evaluated through the instance's own key paths. Read and
     /// written only under the instance's operation lock.
     var pinnedCollection: [String: Any]?
+    /// The same collection as property-list values, which typed entries' reads decode (see `loadEntry`).
+    var pinnedEntries: [String: PropertyListValue]?
 
     /// For tests: the fallback and polling interval of watches started afterwards, instead of the
     /// process-wide ``DomainWatching`` settings (which tests running in parallel share).
@@ -199,8 +201,10 @@ final class ExternalChanges: @unchecked Sendable {
             }
             guard let previous else { return }
             pinnedCollection = previous.nativeValues
+            pinnedEntries = previous
             let change = owner.observers.prepareChange(of: owner)
             pinnedCollection = nil
+            pinnedEntries = nil
             change?.willChange()
             change?.didChange()
             owner.notifyObservedChange(ofEntries: RVS_PersistentPrefs.entriesThatDiffer(previous, current))
