@@ -38,6 +38,10 @@ final class WatchHub: @unchecked Sendable {
     private var lastPoll = ContinuousClock.now
     /// Bumped by a queue overflow: every directory must be considered changed.
     private(set) var epoch: UInt64 = 0
+    #if DEBUG
+    /// For tests, on a hub of their own: makes creating the watch thread fail, as `pthread_create` can.
+    package var threadCreationFails = false
+    #endif
 
     /// One running inotify instance with its thread; replaced by a fresh one when watching starts again
     /// after everything stopped.
@@ -147,6 +151,8 @@ final class WatchHub: @unchecked Sendable {
     func add(directory: String, fileName: String, fallback: DomainWatching.Fallback, pollingInterval: Duration,
              handler: @escaping @Sendable () -> Void) -> Subscription {
         lock.withLock {
+            // Without a runner (none yet, or its thread could not be made) one is started: its thread
+            // then also polls the subscriptions made while there was none.
             let runner = self.runner ?? startRunner()
             nextIdentifier += 1
             let subscription = Subscription(identifier: nextIdentifier, directory: directory, fileName: fileName,
@@ -154,7 +160,7 @@ final class WatchHub: @unchecked Sendable {
             subscriptions[subscription.identifier] = subscription
             resolve(subscription, runner)
             // A new polling subscription may need a shorter wait than the thread is in.
-            if subscription.polls { InotifyCalls.wake(runner.wake) }
+            if subscription.polls && runner.wake >= 0 { InotifyCalls.wake(runner.wake) }
             return subscription
         }
     }
@@ -205,20 +211,34 @@ final class WatchHub: @unchecked Sendable {
     }
 
     /// Makes the inotify instance, the wake-up descriptor and the thread (called under the lock).
+    ///
+    /// When the thread cannot be made, its descriptors are closed and no runner is kept (there is no
+    /// thread to join, and the next subscription tries again): the runner returned has neither, so the
+    /// subscriptions made with it poll, silently until some later subscription starts a thread, and
+    /// their reads are validated with `stat()`.
     private func startRunner() -> Runner {
         let inotify = (try? InotifyCalls.initialize()) ?? -1
         let wake = (try? InotifyCalls.makeWakeDescriptor()) ?? -1
         runnerSerial += 1
         let runner = Runner(inotify: inotify, wake: wake, serial: runnerSerial)
         let start = Unmanaged.passRetained(ThreadStart(hub: self, runner: runner)).toOpaque()
-        let result = pthread_create(&runner.thread, nil, { context in
-            let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
-            start.hub.run(start.runner)
-            return nil
-        }, start)
+        var result: Int32
+        #if DEBUG
+        result = threadCreationFails ? EAGAIN : 0
+        #else
+        result = 0
+        #endif
+        if result == 0 {
+            result = pthread_create(&runner.thread, nil, { context in
+                let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+                start.hub.run(start.runner)
+                return nil
+            }, start)
+        }
         if result != 0 {
-            // No thread, no notifications: the subscriptions stay registered and silent.
             Unmanaged<ThreadStart>.fromOpaque(start).release()
+            runner.closeDescriptors()
+            return Runner(inotify: -1, wake: -1, serial: runnerSerial)
         }
         self.runner = runner
         lastPoll = .now
