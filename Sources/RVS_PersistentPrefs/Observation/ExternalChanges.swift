@@ -34,10 +34,14 @@ extension RVS_PersistentPrefs {
     public var watchesExternalChanges: Bool {
         get { externalChanges.isWatching }
         set {
-            if newValue {
-                locked { externalChanges.start(for: self) }
-            } else {
-                externalChanges.stop()
+            // Both under the operation lock, so that concurrent switches end in the last one's state. (The
+            // watch thread never takes it, so stopping, which may wait for that thread, cannot deadlock.)
+            locked {
+                if newValue {
+                    externalChanges.start(for: self)
+                } else {
+                    externalChanges.stop()
+                }
             }
         }
     }
