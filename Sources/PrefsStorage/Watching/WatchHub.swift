@@ -100,7 +100,7 @@ final class WatchHub: @unchecked Sendable {
         /// The watches of the directories above `directory`, while `wd` watches `directory` itself.
         var ancestors: [Int32] = []
         var polls = false
-        var lastStamp: PollStamp?
+        var lastStamp: FileIdentity?
         var lastStampWasRecent = false
         var cancelled = false
 
@@ -115,33 +115,6 @@ final class WatchHub: @unchecked Sendable {
         }
 
         var filePath: String { directory == "/" ? "/" + fileName : directory + "/" + fileName }
-    }
-
-    /// What polling compares: the file's identity, or `nil` when it is missing.
-    struct PollStamp: Equatable {
-        var device: UInt64, inode: UInt64, size: Int64
-        var modified: timespec, changed: timespec
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
-        }
-
-        static func of(_ path: String) -> PollStamp? {
-            var info = Glibc.stat()
-            guard stat(path, &info) == 0 else { return nil }
-            return PollStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                             modified: info.st_mtim, changed: info.st_ctim)
-        }
-
-        /// Whether the file changed so recently that a further change could share its timestamps (coarse
-        /// on Linux, and coarser on network file systems): polling then reports it once more.
-        var isRecent: Bool {
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            return abs(now.tv_sec - changed.tv_sec) < 2
-        }
     }
 
     // MARK: Subscribing
@@ -259,7 +232,7 @@ final class WatchHub: @unchecked Sendable {
             }
             guard let toPoll else { break }
             // `stat()` outside the lock: on a hung network mount it may block for long.
-            let stamps = toPoll.map { ($0.0, PollStamp.of($0.1)) }
+            let stamps = toPoll.map { ($0.0, FileIdentity.polled($0.1)) }
             let due: [Subscription] = lock.withLock {
                 if !toPoll.isEmpty { record(stamps) }
                 defer { dirty.removeAll() }
@@ -290,12 +263,12 @@ final class WatchHub: @unchecked Sendable {
         return true
     }
 
-    private func record(_ stamps: [(Int, PollStamp?)]) {
+    private func record(_ stamps: [(Int, FileIdentity?)]) {
         for (identifier, stamp) in stamps {
             guard let subscription = subscriptions[identifier], subscription.polls else { continue }
             if stamp != subscription.lastStamp || subscription.lastStampWasRecent { dirty.insert(identifier) }
             subscription.lastStamp = stamp
-            subscription.lastStampWasRecent = stamp?.isRecent ?? false
+            subscription.lastStampWasRecent = stamp?.isRecentForPolling ?? false
         }
     }
 
@@ -425,8 +398,8 @@ final class WatchHub: @unchecked Sendable {
         for wd in previousAncestors { release(wd, runner) }
         release(previous, runner)
         if polls && !subscription.polls {
-            subscription.lastStamp = PollStamp.of(subscription.filePath)
-            subscription.lastStampWasRecent = subscription.lastStamp?.isRecent ?? false
+            subscription.lastStamp = FileIdentity.polled(subscription.filePath)
+            subscription.lastStampWasRecent = subscription.lastStamp?.isRecentForPolling ?? false
         }
         subscription.polls = polls
     }
@@ -525,5 +498,23 @@ final class WatchHub: @unchecked Sendable {
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
+    }
+}
+
+extension FileIdentity {
+    /// What polling compares: the identity of the file at `path`, or `nil` when it is missing.
+    static func polled(_ path: String) -> FileIdentity? {
+        var info = Glibc.stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(info)
+    }
+
+    /// Whether the file changed so recently that a further change could share its timestamps (coarse
+    /// on Linux, and coarser on network file systems, hence a wider window than ``isRecent``): polling
+    /// then reports it once more.
+    var isRecentForPolling: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return abs(now.tv_sec - changed.tv_sec) < 2
     }
 }

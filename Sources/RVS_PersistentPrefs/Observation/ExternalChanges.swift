@@ -47,7 +47,7 @@ extension RVS_PersistentPrefs {
     }
 
     /// The collection as stored now, through the search list, leaving ``lastError`` as it was; `nil` when
-    /// it cannot be read.
+    /// it cannot be read. Kept as property-list values: no conversion to native values and back.
     func currentCollectionForWatching() -> [String: PropertyListValue]? {
         guard let suite = userDefaults else { return nil }
         do throws(PrefsError) {
