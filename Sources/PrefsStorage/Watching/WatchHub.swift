@@ -77,9 +77,10 @@ final class WatchHub: @unchecked Sendable {
         /// Whether its events alone can validate a cached read: a local file system, no subscription of
         /// it forced to behave otherwise, and no failed proof of its path (see the type's comment).
         var trusted: Bool
-        /// Whether its path was proven to lead to it, with every directory above watched: a directory
-        /// watched only while waiting for a level below to appear is not.
-        var pathProven = false
+        /// How many subscriptions hold a proof that the path leads to it, with every directory above it
+        /// watched (their ancestor watches): a directory watched only while waiting for a level below to
+        /// appear, or kept only as another's ancestor, has none, and vouches for no read.
+        var provers = 0
         /// Whether some subscription watches the directory's entries, rather than only its being moved
         /// or removed as a directory above another.
         var watchesEntries: Bool
@@ -99,6 +100,8 @@ final class WatchHub: @unchecked Sendable {
         var nextComponent: String?
         /// The watches of the directories above `directory`, while `wd` watches `directory` itself.
         var ancestors: [Int32] = []
+        /// The watch whose path this subscription proved (counted in its `provers`).
+        var proved: Int32?
         var polls = false
         var lastStamp: FileIdentity?
         var lastStampWasRecent = false
@@ -146,6 +149,8 @@ final class WatchHub: @unchecked Sendable {
             subscription.cancelled = true
             subscriptions[subscription.identifier] = nil
             dirty.remove(subscription.identifier)
+            if let proved = subscription.proved { watches[proved]?.provers -= 1 }
+            subscription.proved = nil
             if let runner {
                 release(subscription.wd, runner)
                 for wd in subscription.ancestors { release(wd, runner) }
@@ -291,10 +296,15 @@ final class WatchHub: @unchecked Sendable {
             if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
                 // A directory above watched ones went away or moved: their paths may lead elsewhere now,
                 // so their tokens change, and their paths are watched afresh.
+                // The proofs of the watches below are held by the subscriptions resolved here, and
+                // given up or proven again by that.
+                if let moved = watches[event.wd]?.path {
+                    let prefix = moved == "/" ? "/" : moved + "/"
+                    for (wd, watch) in watches where watch.path.hasPrefix(prefix) { watches[wd]?.generation &+= 1 }
+                }
                 let below = subscriptions.values.filter { $0.ancestors.contains(event.wd) && $0.wd != event.wd }
                 if event.mask & UInt32(IN_IGNORED) != 0 { forget(event.wd) }
                 for subscription in below {
-                    if let wd = subscription.wd { watches[wd]?.generation &+= 1 }
                     resolve(subscription, runner)
                     dirty.insert(subscription.identifier)
                 }
@@ -389,12 +399,20 @@ final class WatchHub: @unchecked Sendable {
             polls = true
         }
         let previousAncestors = subscription.ancestors
+        let previousProof = subscription.proved
         subscription.ancestors = []
+        subscription.proved = nil
         if subscription.nextComponent == nil, let wd = subscription.wd {
             let (ancestors, leadsThere) = watchPath(to: subscription.directory, directoryWatch: wd, runner)
             subscription.ancestors = ancestors
-            if leadsThere { watches[wd]?.pathProven = true } else { watches[wd]?.trusted = false }
+            if leadsThere {
+                watches[wd]?.provers += 1
+                subscription.proved = wd
+            } else {
+                watches[wd]?.trusted = false
+            }
         }
+        if let previousProof { watches[previousProof]?.provers -= 1 }
         for wd in previousAncestors { release(wd, runner) }
         release(previous, runner)
         if polls && !subscription.polls {
@@ -474,7 +492,7 @@ final class WatchHub: @unchecked Sendable {
     package func validationToken(forDirectory directory: String) -> ValidationToken? {
         lock.withLock {
             guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true,
-                  watches[wd]?.pathProven == true else {
+                  (watches[wd]?.provers ?? 0) > 0 else {
                 return nil
             }
             if InotifyCalls.pendingBytes(runner.inotify) > 0 {
@@ -482,7 +500,7 @@ final class WatchHub: @unchecked Sendable {
                 // The watch thread delivers what this drain found.
                 if !dirty.isEmpty { InotifyCalls.wake(runner.wake) }
             }
-            guard let watch = watches[wd], watch.trusted, watch.pathProven, watchedDirectories[directory] == wd else { return nil }
+            guard let watch = watches[wd], watch.trusted, watch.provers > 0, watchedDirectories[directory] == wd else { return nil }
             return ValidationToken(runner: runner.serial, wd: wd, generation: watch.generation, epoch: epoch)
         }
     }
