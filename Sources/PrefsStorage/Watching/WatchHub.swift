@@ -39,8 +39,12 @@ final class WatchHub: @unchecked Sendable {
     /// Bumped by a queue overflow: every directory must be considered changed.
     private(set) var epoch: UInt64 = 0
     #if DEBUG
+    private var failsThreadCreation = false
     /// For tests, on a hub of their own: makes creating the watch thread fail, as `pthread_create` can.
-    package var threadCreationFails = false
+    package var threadCreationFails: Bool {
+        get { lock.withLock { failsThreadCreation } }
+        set { lock.withLock { failsThreadCreation = newValue } }
+    }
     #endif
 
     /// One running inotify instance with its thread; replaced by a fresh one when watching starts again
@@ -202,7 +206,7 @@ final class WatchHub: @unchecked Sendable {
         let start = Unmanaged.passRetained(ThreadStart(hub: self, runner: runner)).toOpaque()
         var result: Int32
         #if DEBUG
-        result = threadCreationFails ? EAGAIN : 0
+        result = failsThreadCreation ? EAGAIN : 0
         #else
         result = 0
         #endif
