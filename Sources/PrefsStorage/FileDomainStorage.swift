@@ -109,7 +109,9 @@ public final class FileDomainStorage: DomainStorage {
         // changes afterwards makes it differ next time.
         let token = WatchHub.shared.validationToken(forDirectory: directory)
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
-        if let token, cached?.watchToken == token, let result = cached?.result { return try result.get() }
+        if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
+            return try result.get()
+        }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity.
         if cached?.mayHaveChangedUnseen == false, let cachedIdentity = cached?.identity {
@@ -128,7 +130,7 @@ public final class FileDomainStorage: DomainStorage {
                 return try result.get()
             }
         }
-        guard let (openedIdentity, bytes) = try readFile() else {
+        guard let (openedIdentity, bytes, eventsReachDirectory) = try readFile() else {
             cached = nil
             return .missing
         }
@@ -139,18 +141,28 @@ public final class FileDomainStorage: DomainStorage {
         } else {
             result = Result { () throws(PrefsError) -> DomainSnapshot in try Self.parse(bytes, path: path) }
         }
-        cached = CachedDomain(identity: openedIdentity, bytes: bytes, result: result)
+        cached = CachedDomain(identity: openedIdentity, bytes: bytes, result: result, eventsReachDirectory: eventsReachDirectory)
         cached?.watchToken = token
         return try result.get()
     }
 
-    /// Reads the whole file, with the identity of what was read; `nil` when there is no file.
-    private func readFile() throws(PrefsError) -> (FileIdentity, [UInt8])? {
-        let fd: Int32
+    /// Reads the whole file, with the identity of what was read and whether every change to it is an
+    /// event in this domain's directory; `nil` when there is no file.
+    ///
+    /// A file reached through a symbolic link, or with another hard link, can be changed through another
+    /// directory, whose events a watch of this one never sees: its reads keep being validated with `stat()`.
+    private func readFile() throws(PrefsError) -> (FileIdentity, [UInt8], eventsReachDirectory: Bool)? {
+        var fd: Int32
+        var followedLink = false
         do {
             // O_NONBLOCK: a FIFO put where the domain file belongs must not hang the reader; it is
             // then refused as not a regular file. The flag means nothing for a regular file.
-            fd = try system.open(path, O_RDONLY | O_NONBLOCK)
+            do {
+                fd = try system.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW)
+            } catch where error == PrefsErrno(rawValue: ELOOP) {
+                followedLink = true
+                fd = try system.open(path, O_RDONLY | O_NONBLOCK)
+            }
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             throw .readFailed(path: path, step: .open, errno: error)
@@ -171,7 +183,7 @@ public final class FileDomainStorage: DomainStorage {
             let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size), limit: Self.maximumFileSize)
             step = .close
             try system.close(fd, path: path)
-            return (FileIdentity(info), bytes)
+            return (FileIdentity(info), bytes, !followedLink && info.st_nlink == 1)
         } catch let error as PrefsErrno {
             if step != .close { _ = try? system.close(fd, path: path) }
             throw .readFailed(path: path, step: step, errno: error)
@@ -459,12 +471,17 @@ struct CachedDomain {
     /// The watch's token taken before this version was read or validated; while the directory's token
     /// is still equal, nothing in it has changed.
     var watchToken: WatchHub.ValidationToken?
+    /// Whether the version was read from a regular file at the domain's path itself, no symbolic link,
+    /// with no other hard link: only then is every change to it an event in the domain's directory, and
+    /// a watch's token may stand in for a `stat()`.
+    let eventsReachDirectory: Bool
 
-    init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>) {
+    init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>, eventsReachDirectory: Bool) {
         self.identity = identity
         self.bytes = bytes
         self.result = result
         self.mayHaveChangedUnseen = identity.isRecent
+        self.eventsReachDirectory = eventsReachDirectory
     }
 
     /// A version whose file identity is not known: trusted only after a re-read finds the same bytes.
@@ -473,5 +490,6 @@ struct CachedDomain {
         self.bytes = bytes
         self.result = result
         self.mayHaveChangedUnseen = true
+        self.eventsReachDirectory = false
     }
 }

@@ -32,6 +32,22 @@ enum InotifyCalls {
         }
     }
 
+    /// What every directory above a trusted watched directory is watched for: being moved or removed, which
+    /// makes the path lead elsewhere. Added to whatever the directory is watched for already, and only on a
+    /// real directory, never through a symbolic link in the last component.
+    static let ancestorMask: UInt32 = UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
+
+    /// Watches the directory at `path` for ``ancestorMask``; the same directory gives the same descriptor as
+    /// ``addWatch(_:_:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
+    static func addAncestorWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        while true {
+            let wd = inotify_add_watch(fd, path, ancestorMask)
+            if wd != -1 { return wd }
+            let error = PrefsErrno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
     /// Stops a watch; the kernel then queues `IN_IGNORED` for it. Failure means it is gone already.
     static func removeWatch(_ fd: Int32, _ wd: Int32) {
         _ = inotify_rm_watch(fd, wd)

@@ -13,9 +13,15 @@ import Glibc
 ///   that its file may have changed (coalesced: one call for any number of events drained together),
 ///   and must read the file to learn what changed.
 ///
-/// Every event drained bumps the generation of its directory (and an overflow bumps the epoch), under
-/// the same lock, so that a read path can later ask "has anything changed in this directory since I
-///   cached it?" without a `stat()`: the groundwork of the inotify-backed read cache.
+/// Every event drained bumps the generation of its directory (a directory above it moved or removed
+/// does too, and an overflow bumps the epoch), under the same lock, so that a read path can later
+/// ask "has anything changed in this directory since I cached it?" without a `stat()`.
+///
+/// A watch follows the directory's inode, not its path. So a directory watch vouches for reads only
+/// when the path leads, and keeps leading, to the watched inode: every directory above it is watched
+/// too (``InotifyCalls/ancestorMask``), top down, each a real directory and no symbolic link, so that
+/// moving or removing any of them (the only way to make the path lead elsewhere, short of a mount) is an
+/// event that invalidates the tokens of the directories below and watches their paths afresh.
 final class WatchHub: @unchecked Sendable {
     static let shared = WatchHub()
 
@@ -32,6 +38,14 @@ final class WatchHub: @unchecked Sendable {
     private var lastPoll = ContinuousClock.now
     /// Bumped by a queue overflow: every directory must be considered changed.
     private(set) var epoch: UInt64 = 0
+    #if DEBUG
+    private var failsThreadCreation = false
+    /// For tests, on a hub of their own: makes creating the watch thread fail, as `pthread_create` can.
+    package var threadCreationFails: Bool {
+        get { lock.withLock { failsThreadCreation } }
+        set { lock.withLock { failsThreadCreation = newValue } }
+    }
+    #endif
 
     /// One running inotify instance with its thread; replaced by a fresh one when watching starts again
     /// after everything stopped.
@@ -64,9 +78,16 @@ final class WatchHub: @unchecked Sendable {
         var references: Int
         var kind: FileSystemKind
         var generation: UInt64 = 0
-        /// Whether its events alone can validate a cached read: a local file system, and no
-        /// subscription of it forced to behave otherwise.
+        /// Whether its events alone can validate a cached read: a local file system, no subscription of
+        /// it forced to behave otherwise, and no failed proof of its path (see the type's comment).
         var trusted: Bool
+        /// How many subscriptions hold a proof that the path leads to it, with every directory above it
+        /// watched (their ancestor watches): a directory watched only while waiting for a level below to
+        /// appear, or kept only as another's ancestor, has none, and vouches for no read.
+        var provers = 0
+        /// Whether some subscription watches the directory's entries, rather than only its being moved
+        /// or removed as a directory above another.
+        var watchesEntries: Bool
     }
 
     /// One watched file.
@@ -81,8 +102,12 @@ final class WatchHub: @unchecked Sendable {
         var wd: Int32?
         /// The next path component below the watched ancestor, or `nil` when the directory itself is watched.
         var nextComponent: String?
+        /// The watches of the directories above `directory`, while `wd` watches `directory` itself.
+        var ancestors: [Int32] = []
+        /// The watch whose path this subscription proved (counted in its `provers`).
+        var proved: Int32?
         var polls = false
-        var lastStamp: PollStamp?
+        var lastStamp: FileIdentity?
         var lastStampWasRecent = false
         var cancelled = false
 
@@ -99,33 +124,6 @@ final class WatchHub: @unchecked Sendable {
         var filePath: String { directory == "/" ? "/" + fileName : directory + "/" + fileName }
     }
 
-    /// What polling compares: the file's identity, or `nil` when it is missing.
-    struct PollStamp: Equatable {
-        var device: UInt64, inode: UInt64, size: Int64
-        var modified: timespec, changed: timespec
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
-        }
-
-        static func of(_ path: String) -> PollStamp? {
-            var info = Glibc.stat()
-            guard stat(path, &info) == 0 else { return nil }
-            return PollStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                             modified: info.st_mtim, changed: info.st_ctim)
-        }
-
-        /// Whether the file changed so recently that a further change could share its timestamps (coarse
-        /// on Linux, and coarser on network file systems): polling then reports it once more.
-        var isRecent: Bool {
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            return abs(now.tv_sec - changed.tv_sec) < 2
-        }
-    }
-
     // MARK: Subscribing
 
     /// Starts watching `directory/fileName`; `handler` is called on the watch thread after it may have
@@ -133,6 +131,8 @@ final class WatchHub: @unchecked Sendable {
     func add(directory: String, fileName: String, fallback: DomainWatching.Fallback, pollingInterval: Duration,
              handler: @escaping @Sendable () -> Void) -> Subscription {
         lock.withLock {
+            // Without a runner (none yet, or its thread could not be made) one is started: its thread
+            // then also polls the subscriptions made while there was none.
             let runner = self.runner ?? startRunner()
             nextIdentifier += 1
             let subscription = Subscription(identifier: nextIdentifier, directory: directory, fileName: fileName,
@@ -140,7 +140,7 @@ final class WatchHub: @unchecked Sendable {
             subscriptions[subscription.identifier] = subscription
             resolve(subscription, runner)
             // A new polling subscription may need a shorter wait than the thread is in.
-            if subscription.polls { InotifyCalls.wake(runner.wake) }
+            if subscription.polls && runner.wake >= 0 { InotifyCalls.wake(runner.wake) }
             return subscription
         }
     }
@@ -153,8 +153,14 @@ final class WatchHub: @unchecked Sendable {
             subscription.cancelled = true
             subscriptions[subscription.identifier] = nil
             dirty.remove(subscription.identifier)
-            if let runner { release(subscription.wd, runner) }
+            if let proved = subscription.proved { watches[proved]?.provers -= 1 }
+            subscription.proved = nil
+            if let runner {
+                release(subscription.wd, runner)
+                for wd in subscription.ancestors { release(wd, runner) }
+            }
             subscription.wd = nil
+            subscription.ancestors = []
             guard subscriptions.isEmpty, let runner else { return nil }
             self.runner = nil
             runner.stopped = true
@@ -187,20 +193,34 @@ final class WatchHub: @unchecked Sendable {
     }
 
     /// Makes the inotify instance, the wake-up descriptor and the thread (called under the lock).
+    ///
+    /// When the thread cannot be made, its descriptors are closed and no runner is kept (there is no
+    /// thread to join, and the next subscription tries again): the runner returned has neither, so the
+    /// subscriptions made with it poll, silently until some later subscription starts a thread, and
+    /// their reads are validated with `stat()`.
     private func startRunner() -> Runner {
         let inotify = (try? InotifyCalls.initialize()) ?? -1
         let wake = (try? InotifyCalls.makeWakeDescriptor()) ?? -1
         runnerSerial += 1
         let runner = Runner(inotify: inotify, wake: wake, serial: runnerSerial)
         let start = Unmanaged.passRetained(ThreadStart(hub: self, runner: runner)).toOpaque()
-        let result = pthread_create(&runner.thread, nil, { context in
-            let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
-            start.hub.run(start.runner)
-            return nil
-        }, start)
+        var result: Int32
+        #if DEBUG
+        result = failsThreadCreation ? EAGAIN : 0
+        #else
+        result = 0
+        #endif
+        if result == 0 {
+            result = pthread_create(&runner.thread, nil, { context in
+                let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+                start.hub.run(start.runner)
+                return nil
+            }, start)
+        }
         if result != 0 {
-            // No thread, no notifications: the subscriptions stay registered and silent.
             Unmanaged<ThreadStart>.fromOpaque(start).release()
+            runner.closeDescriptors()
+            return Runner(inotify: -1, wake: -1, serial: runnerSerial)
         }
         self.runner = runner
         lastPoll = .now
@@ -221,7 +241,7 @@ final class WatchHub: @unchecked Sendable {
             }
             guard let toPoll else { break }
             // `stat()` outside the lock: on a hung network mount it may block for long.
-            let stamps = toPoll.map { ($0.0, PollStamp.of($0.1)) }
+            let stamps = toPoll.map { ($0.0, FileIdentity.polled($0.1)) }
             let due: [Subscription] = lock.withLock {
                 if !toPoll.isEmpty { record(stamps) }
                 defer { dirty.removeAll() }
@@ -252,12 +272,12 @@ final class WatchHub: @unchecked Sendable {
         return true
     }
 
-    private func record(_ stamps: [(Int, PollStamp?)]) {
+    private func record(_ stamps: [(Int, FileIdentity?)]) {
         for (identifier, stamp) in stamps {
             guard let subscription = subscriptions[identifier], subscription.polls else { continue }
             if stamp != subscription.lastStamp || subscription.lastStampWasRecent { dirty.insert(identifier) }
             subscription.lastStamp = stamp
-            subscription.lastStampWasRecent = stamp?.isRecent ?? false
+            subscription.lastStampWasRecent = stamp?.isRecentForPolling ?? false
         }
     }
 
@@ -277,6 +297,22 @@ final class WatchHub: @unchecked Sendable {
             guard watches[event.wd] != nil else { continue }
             watches[event.wd]?.generation &+= 1
             let concerned = subscriptions.values.filter { $0.wd == event.wd }
+            if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                // A directory above watched ones went away or moved: their paths may lead elsewhere now,
+                // so their tokens change, and their paths are watched afresh.
+                // The proofs of the watches below are held by the subscriptions resolved here, and
+                // given up or proven again by that.
+                if let moved = watches[event.wd]?.path {
+                    let prefix = moved == "/" ? "/" : moved + "/"
+                    for (wd, watch) in watches where watch.path.hasPrefix(prefix) { watches[wd]?.generation &+= 1 }
+                }
+                let below = subscriptions.values.filter { $0.ancestors.contains(event.wd) && $0.wd != event.wd }
+                if event.mask & UInt32(IN_IGNORED) != 0 { forget(event.wd) }
+                for subscription in below {
+                    resolve(subscription, runner)
+                    dirty.insert(subscription.identifier)
+                }
+            }
             if event.mask & UInt32(IN_IGNORED) != 0 {
                 // The kernel dropped the watch (directory gone, file system unmounted).
                 forget(event.wd)
@@ -325,10 +361,12 @@ final class WatchHub: @unchecked Sendable {
             while true {
                 do {
                     let wd = try InotifyCalls.addWatch(runner.inotify, path)
-                    if watches[wd] == nil {
+                    if watches[wd]?.watchesEntries != true {
                         let type = (try? InotifyCalls.fileSystemType(path)) ?? 0
                         let kind = FileSystemKind(type: type)
-                        watches[wd] = DirectoryWatch(path: path, references: 0, kind: kind, trusted: kind.eventsAreComplete)
+                        // A directory watched so far only as another's ancestor keeps its references.
+                        watches[wd] = DirectoryWatch(path: path, references: watches[wd]?.references ?? 0, kind: kind,
+                                                     trusted: kind.eventsAreComplete, watchesEntries: true)
                         watchedDirectories[path] = wd
                     }
                     watches[wd]?.references += 1
@@ -364,12 +402,60 @@ final class WatchHub: @unchecked Sendable {
         } else {
             polls = true
         }
+        let previousAncestors = subscription.ancestors
+        let previousProof = subscription.proved
+        subscription.ancestors = []
+        subscription.proved = nil
+        if subscription.nextComponent == nil, let wd = subscription.wd {
+            let (ancestors, leadsThere) = watchPath(to: subscription.directory, directoryWatch: wd, runner)
+            subscription.ancestors = ancestors
+            if leadsThere {
+                watches[wd]?.provers += 1
+                subscription.proved = wd
+            } else {
+                watches[wd]?.trusted = false
+            }
+        }
+        if let previousProof { watches[previousProof]?.provers -= 1 }
+        for wd in previousAncestors { release(wd, runner) }
         release(previous, runner)
         if polls && !subscription.polls {
-            subscription.lastStamp = PollStamp.of(subscription.filePath)
-            subscription.lastStampWasRecent = subscription.lastStamp?.isRecent ?? false
+            subscription.lastStamp = FileIdentity.polled(subscription.filePath)
+            subscription.lastStampWasRecent = subscription.lastStamp?.isRecentForPolling ?? false
         }
         subscription.polls = polls
+    }
+
+    /// Watches every directory above `directory`, top down, for being moved or removed, and checks that
+    /// the path still leads to the directory `directoryWatch` watches (called under the lock).
+    ///
+    /// Top down, each level is watched through the levels above it, already watched: a level moved or
+    /// removed after its watch was added is an event; one moved before was not yet watched, so the levels
+    /// below are watched through what replaced it. Each level, and the directory itself last, must be a
+    /// real directory (no symbolic link: its target could change without an event here), and the
+    /// directory must still be the inode `directoryWatch` follows.
+    /// - Returns: The ancestor watches taken (each one reference), and whether the path is proven.
+    private func watchPath(to directory: String, directoryWatch: Int32, _ runner: Runner) -> (ancestors: [Int32], leadsThere: Bool) {
+        var ancestors: [Int32] = []
+        var prefix = ""
+        // "/" itself cannot be moved or removed.
+        for component in directory.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            guard let wd = try? InotifyCalls.addAncestorWatch(runner.inotify, prefix) else { return (ancestors, false) }
+            if watches[wd] == nil {
+                watches[wd] = DirectoryWatch(path: prefix, references: 0, kind: FileSystemKind(type: 0), trusted: false,
+                                             watchesEntries: false)
+            }
+            watches[wd]?.references += 1
+            ancestors.append(wd)
+        }
+        guard let wd = try? InotifyCalls.addAncestorWatch(runner.inotify, directory) else { return (ancestors, false) }
+        if wd != directoryWatch {
+            // Another directory is at the path now; a watch made only by this check is dropped.
+            if watches[wd] == nil { InotifyCalls.removeWatch(runner.inotify, wd) }
+            return (ancestors, false)
+        }
+        return (ancestors, true)
     }
 
     /// Drops one reference to `wd`, removing the inotify watch with the last (called under the lock).
@@ -409,7 +495,8 @@ final class WatchHub: @unchecked Sendable {
     /// always finds the generation bumped. One `ioctl(FIONREAD)` when nothing is pending.
     package func validationToken(forDirectory directory: String) -> ValidationToken? {
         lock.withLock {
-            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true else {
+            guard let runner, runner.inotify >= 0, let wd = watchedDirectories[directory], watches[wd]?.trusted == true,
+                  (watches[wd]?.provers ?? 0) > 0 else {
                 return nil
             }
             if InotifyCalls.pendingBytes(runner.inotify) > 0 {
@@ -417,7 +504,7 @@ final class WatchHub: @unchecked Sendable {
                 // The watch thread delivers what this drain found.
                 if !dirty.isEmpty { InotifyCalls.wake(runner.wake) }
             }
-            guard let watch = watches[wd], watch.trusted, watchedDirectories[directory] == wd else { return nil }
+            guard let watch = watches[wd], watch.trusted, watch.provers > 0, watchedDirectories[directory] == wd else { return nil }
             return ValidationToken(runner: runner.serial, wd: wd, generation: watch.generation, epoch: epoch)
         }
     }
@@ -433,5 +520,23 @@ final class WatchHub: @unchecked Sendable {
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
+    }
+}
+
+extension FileIdentity {
+    /// What polling compares: the identity of the file at `path`, or `nil` when it is missing.
+    static func polled(_ path: String) -> FileIdentity? {
+        var info = Glibc.stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(info)
+    }
+
+    /// Whether the file changed so recently that a further change could share its timestamps (coarse
+    /// on Linux, and coarser on network file systems, hence a wider window than ``isRecent``): polling
+    /// then reports it once more.
+    var isRecentForPolling: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return abs(now.tv_sec - changed.tv_sec) < 2
     }
 }

@@ -45,9 +45,6 @@ extension RVS_PersistentPrefs {
 
     /// The collection as observers should see it after a write; leaves ``lastError`` as it was.
     func collectionForObservers() -> [String: PropertyListValue] {
-        // Read through the search list as `values` does, but kept as property-list values: no
-        // conversion to native values and back, and no change to `lastError`.
-        guard let suite = userDefaults, let found = try? suite.find(key) else { return [:] }
-        return found.value.dictionaryValue ?? [:]
+        currentCollectionForWatching() ?? [:]
     }
 }

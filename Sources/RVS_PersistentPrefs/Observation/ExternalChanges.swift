@@ -34,16 +34,20 @@ extension RVS_PersistentPrefs {
     public var watchesExternalChanges: Bool {
         get { externalChanges.isWatching }
         set {
-            if newValue {
-                locked { externalChanges.start(for: self) }
-            } else {
-                externalChanges.stop()
+            // Both under the operation lock, so that concurrent switches end in the last one's state. (The
+            // watch thread never takes it, so stopping, which may wait for that thread, cannot deadlock.)
+            locked {
+                if newValue {
+                    externalChanges.start(for: self)
+                } else {
+                    externalChanges.stop()
+                }
             }
         }
     }
 
     /// The collection as stored now, through the search list, leaving ``lastError`` as it was; `nil` when
-    /// it cannot be read.
+    /// it cannot be read. Kept as property-list values: no conversion to native values and back.
     func currentCollectionForWatching() -> [String: PropertyListValue]? {
         guard let suite = userDefaults else { return nil }
         do throws(PrefsError) {
@@ -64,7 +68,7 @@ extension RVS_PersistentPrefs {
         if before != nil || externalChanges.isWatching {
             let after = currentCollectionForWatching()
             if let before, let after { changed.formUnion(Self.entriesThatDiffer(before, after)) }
-            if let after { externalChanges.sawOwnWrite(after) }
+            if let after { externalChanges.sawOwnWrite(after, changing: changed) }
         }
         notifyObservedChange(ofEntries: changed)
     }
@@ -85,6 +89,8 @@ final class ExternalChanges: @unchecked Sendable {
     /// which its reads return, so that `.old` is evaluated through the instance's own key paths. Read and
     /// written only under the instance's operation lock.
     var pinnedCollection: [String: Any]?
+    /// The same collection as property-list values, which typed entries' reads decode (see `loadEntry`).
+    var pinnedEntries: [String: PropertyListValue]?
 
     /// For tests: the fallback and polling interval of watches started afterwards, instead of the
     /// process-wide ``DomainWatching`` settings (which tests running in parallel share).
@@ -149,10 +155,20 @@ final class ExternalChanges: @unchecked Sendable {
         for watch in stopped { watch.cancel() }
     }
 
-    /// Records the collection after a write through the instance, so that its own write is not told
-    /// again as a change made elsewhere.
-    func sawOwnWrite(_ collection: [String: PropertyListValue]) {
-        lock.withLock { if !watches.isEmpty { lastSeen = collection } }
+    /// Records the entries a write through the instance changed, as they are after it, so that its own
+    /// write is not told again as a change made elsewhere.
+    ///
+    /// Only those entries: the collection read after the write also holds whatever was changed elsewhere
+    /// just before it, not yet delivered. Left as last seen, such entries still differ when the delivery
+    /// runs (the own write's event brings one, if the other change's event did not), which then tells them
+    /// to every kind of observer with the right old values.
+    func sawOwnWrite(_ collection: [String: PropertyListValue], changing changed: Set<String>) {
+        lock.withLock {
+            guard !watches.isEmpty else { return }
+            var seen = lastSeen ?? [:]
+            for name in changed { seen[name] = collection[name] }
+            lastSeen = seen
+        }
     }
 
     /// Called on the watch thread: one delivery is queued for any number of events until it starts.
@@ -189,8 +205,10 @@ final class ExternalChanges: @unchecked Sendable {
             }
             guard let previous else { return }
             pinnedCollection = previous.nativeValues
+            pinnedEntries = previous
             let change = owner.observers.prepareChange(of: owner)
             pinnedCollection = nil
+            pinnedEntries = nil
             change?.willChange()
             change?.didChange()
             owner.notifyObservedChange(ofEntries: RVS_PersistentPrefs.entriesThatDiffer(previous, current))

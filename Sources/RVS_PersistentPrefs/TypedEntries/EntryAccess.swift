@@ -26,6 +26,16 @@ extension RVS_PersistentPrefs {
     /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
     func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
         let definition = entry.definition
+        if let pinned = externalChanges.pinnedEntries {
+            // A change made elsewhere is being told: the value the instance last saw, for `.old`. Not
+            // cached, as it is not what is stored.
+            guard let stored = pinned[definition.name] else { return definition.defaultValue }
+            do {
+                return try definition.coding.decode(stored)
+            } catch {
+                throw .invalidStoredEntry(entry: definition.name, reason: EntryCoding<Value>.reason(for: error))
+            }
+        }
         entryWasRead(definition.name)
         let collection = try collection()
         let found = try collection.read()
