@@ -347,17 +347,18 @@ open class RVS_PersistentPrefs {
     private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
         let change = observers.prepareChange(of: self)
         let before = currentCollectionForWatching()
+        var written: [String: PropertyListValue] = [:]
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = allowedEntryNames
             let unknown = newValues.keys.filter { !allowed.contains($0) }
             if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-            let entries = try PropertyListValue.collection(newValues)
-            try collection().replace(with: entries, repairing: policy) { change?.willChange() }
+            written = try PropertyListValue.collection(newValues)
+            try collection().replace(with: written, repairing: policy) { change?.willChange() }
             return true
         }
         if succeeded {
             change?.didChange()
-            didWrite(entries: [], before: before ?? [:])
+            didWrite(entries: [], before: before ?? [:], written: written)
         }
     }
 

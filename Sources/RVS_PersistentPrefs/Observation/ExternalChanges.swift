@@ -63,10 +63,12 @@ extension RVS_PersistentPrefs {
     ///   - named: The entries the write set or removed.
     ///   - before: For a whole replacement, the collection before it, so that the entries that differ
     ///     are told.
-    func didWrite(entries named: Set<String>, before: [String: PropertyListValue]?) {
+    ///   - written: The collection the write stored, when the writer knows it whole (an assignment of
+    ///     `values`): then no read is needed to learn what changed, unless the instance watches.
+    func didWrite(entries named: Set<String>, before: [String: PropertyListValue]?, written: [String: PropertyListValue]? = nil) {
         var changed = named
         if before != nil || externalChanges.isWatching {
-            let after = currentCollectionForWatching()
+            let after = externalChanges.isWatching || written == nil ? currentCollectionForWatching() : written
             if let before, let after { changed.formUnion(Self.entriesThatDiffer(before, after)) }
             if let after { externalChanges.sawOwnWrite(after, changing: changed) }
         }
