@@ -25,7 +25,7 @@ final class SwiftObservationSupport: Sendable {
     private let entryKeyPaths = Locked<[String: KeyPath<RVS_PersistentPrefs, Void>]>([:])
 
     /// The key path that stands for the whole collection, made once.
-    nonisolated(unsafe) static let wholeCollection: KeyPath<RVS_PersistentPrefs, [String: Any]> = \RVS_PersistentPrefs.values
+    static let wholeCollection: any KeyPath<RVS_PersistentPrefs, [String: Any]> & Sendable = \RVS_PersistentPrefs.values
 
     init() {}
 
