@@ -64,23 +64,27 @@ struct MultiProcessTests {
     /// The reader sees timestamps as a kernel with a 4 ms file-time clock reports them (this machine's
     /// kernel has fine-grained file times, which would hide the problem). The writer makes two
     /// equal-size versions per round, so the second reuses the inode number of the version the reader
-    /// saw last, within one tick: a cache validated by `stat()` alone would serve the old value.
-    @Test("A long-lived reader never returns stale data after another process's write: 2,000 rounds",
-          arguments: [nil, 4_000_000])
-    func longLivedReadersAreNeverStale(timestampTick: Int?) throws {
+    /// saw last, within one tick: a cache validated by `stat()` alone would serve the old value. The same
+    /// run with the directory watched proves the watch-validated path (issue 14) just as fresh; its second
+    /// read of each version is served from that path.
+    @Test("A long-lived reader never returns stale data after another process's write, with or without a watch: 2,000 rounds",
+          arguments: [nil, 4_000_000], [false, true])
+    func longLivedReadersAreNeverStale(timestampTick: Int?, watched: Bool) throws {
         let writer = try ChildProcess.worker("serve", directory.path, "fresh", "counter")
         let faults = FaultInjection()
         faults.timestampTick = timestampTick
         let reader = try FileDomainStorage(directory: directory.path, name: "fresh", durable: false, system: SystemCalls(faults: faults))
+        let watch = watched ? reader.watch {} : nil
         var stale = 0
         for round in 0..<2_000 {
             let value = 1_000_000 + round % 2
             writer.send("\(value)")
             #expect(writer.readLine() == "done \(value)")
-            if try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
+            for _ in 0..<2 where try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
         }
         writer.closeInput()
         #expect(writer.wait() == 0)
         #expect(stale == 0)
+        watch?.cancel()
     }
 }

@@ -52,32 +52,6 @@ struct WatchedReadTests {
         watch.cancel()
     }
 
-    /// The twin of MultiProcessTests.longLivedReadersAreNeverStale, with the directory watched: timestamps
-    /// as a 4 ms file-time clock reports them, two equal-size versions per round so that inode numbers
-    /// are reused within one tick.
-    @Test("With a watch in place, a long-lived reader is never stale after another process's write: 2,000 rounds",
-          arguments: [nil, 4_000_000])
-    func watchedReadersAreNeverStale(timestampTick: Int?) throws {
-        let writer = try ChildProcess.worker("serve", directory.path, "fresh", "counter")
-        let faults = FaultInjection()
-        faults.timestampTick = timestampTick
-        let reader = try FileDomainStorage(directory: directory.path, name: "fresh", durable: false, system: SystemCalls(faults: faults))
-        let watch = reader.watch {}
-        var stale = 0
-        for round in 0..<2_000 {
-            let value = 1_000_000 + round % 2
-            writer.send("\(value)")
-            #expect(writer.readLine() == "done \(value)")
-            if try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
-            // A second read of the unchanged file is served from the watch-validated cache.
-            if try reader.snapshot().contents["counter"] != .dictionary(["value": .integer(value)]) { stale += 1 }
-        }
-        writer.closeInput()
-        #expect(writer.wait() == 0)
-        #expect(stale == 0)
-        watch.cancel()
-    }
-
     @Test("After the kernel's event queue overflowed, losing the domain's own event, the next read is fresh")
     func overflowInvalidatesEverything() throws {
         let domainDirectory = directory.appending("domain")
