@@ -51,13 +51,22 @@
 //   TestWorker flood DIR DOMAIN STORAGE_KEY COUNT FLOOD_DIR
 //       Changes the times of two files in FLOOD_DIR alternately, COUNT times in all (COUNT inotify events
 //       for a process watching FLOOD_DIR), then writes {value: 2} under STORAGE_KEY and prints "done".
+//   TestWorker overflow-read DIR DOMAIN STORAGE_KEY COUNT FLOOD_DIR
+//       Writes {value: 1} under STORAGE_KEY, watches the domain, reads it, then holds the watch hub's lock
+//       while a `flood` child (COUNT events, then {value: 2}) runs to its end, so that the kernel's queue
+//       overflows and the domain's own event is lost. Prints "value=N" from the read that follows.
+//       Its own process, because an overflow makes every watched domain of the process re-read once.
 //   TestWorker watch-cycles DIR DOMAIN STORAGE_KEY COUNT
 //       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
 //       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
 //       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
 import Foundation
 import RVS_PersistentPrefs
+#if DEBUG
+@testable import PrefsStorage  // The watch hub's lock, for `overflow-read`.
+#else
 import PrefsStorage
+#endif
 
 /// Writes one line to standard output at once (unbuffered), so the parent sees it right away.
 func say(_ line: String) {
@@ -273,6 +282,10 @@ case "flood":
     }
     say("done")
 
+case "overflow-read":
+    guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
+    overflowRead(floodArguments: ["flood"] + arguments[2...6])
+
 case "watch-cycles":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }
     watchCycles(count)
@@ -381,6 +394,44 @@ func soak(seconds: Double, worker: Int, workers: Int) {
 /// The number of entries of a /proc directory of this process.
 func entries(_ path: String) -> Int {
     ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).count
+}
+
+func overflowRead(floodArguments: [String]) {
+    func value() throws -> PropertyListValue? {
+        try domain.snapshot().contents[storageKey]?.dictionaryValue?["value"]
+    }
+    do {
+        try domain.modify(repairing: .failIfUnreadable) { $0[storageKey] = .dictionary(["value": .integer(1)]) }
+        guard let fileDomain = domain as? FileDomainStorage else { fail("overflow-read needs a domain file") }
+        let watch = fileDomain.watch {}
+        // The flood's events reach this process's queue through a watch of their directory.
+        let floodWatch = FileWatch(directory: floodArguments[5], fileName: "unused.plist") {}
+        guard try value() == .integer(1) else { fail("overflow-read: the first read is not 1") }
+        let flood = Process()
+        flood.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        flood.arguments = floodArguments
+        let output = Pipe()
+        flood.standardOutput = output
+        #if DEBUG
+        let holdingHubLock = WatchHub.shared.holdingLock
+        #else
+        func holdingHubLock(_ body: () throws -> Void) throws { fail("overflow-read needs a debug build") }
+        #endif
+        try holdingHubLock {
+            try flood.run()
+            let reply = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            flood.waitUntilExit()
+            guard reply == "done\n", flood.terminationStatus == 0 else {
+                fail("overflow-read: flood replied \(reply.debugDescription), status \(flood.terminationStatus)")
+            }
+        }
+        let after = try value()
+        watch.cancel()
+        floodWatch.cancel()
+        if case .integer(let number)? = after { say("value=\(number)") } else { say("value=\(String(describing: after))") }
+    } catch {
+        fail("overflow-read: \(error)")
+    }
 }
 
 func watchCycles(_ count: Int) {
