@@ -200,16 +200,17 @@ public final class FileDomainStorage: DomainStorage {
     package static let maximumFileSize = 64 << 20
 
     #if DEBUG
-    private static let parses = Locked(0)
+    private static let parses = Locked([String: Int]())
 
-    /// How many times this process has parsed a domain file: lets tests prove that an unchanged file,
-    /// readable or not, is never parsed again. A test hook, in debug builds only.
-    package static var parseCount: Int { parses.withLock { $0 } }
+    /// How many times this process has parsed the domain file at `path`: lets tests prove that an
+    /// unchanged file, readable or not, is never parsed again. Counted by path, so that other tests
+    /// parsing other files meanwhile do not change it. A test hook, in debug builds only.
+    package static func parseCount(of path: String) -> Int { parses.withLock { $0[path, default: 0] } }
     #endif
 
     static func parse(_ bytes: [UInt8], path: String) throws(PrefsError) -> DomainSnapshot {
         #if DEBUG
-        parses.withLock { $0 += 1 }
+        parses.withLock { $0[path, default: 0] += 1 }
         #endif
         let root: PropertyListValue
         do {

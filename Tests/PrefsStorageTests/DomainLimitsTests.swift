@@ -45,11 +45,11 @@ struct DomainLimitsTests {
     func repairSkipsPlantedNames() throws {
         let domain = try FileDomainStorage(directory: directory.path, name: "app")
         writeFile(domain.path, Array("not a property list".utf8))
-        // Plant dangling links at every name the repair could pick in the next few seconds, with and
-        // without the first counter suffix.
+        // Plant dangling links at every name the repair could pick in the next minute (a loaded machine
+        // may stall this test for seconds), with and without the first counter suffix.
         let now = Int(Date().timeIntervalSince1970)
         var planted: [String] = []
-        for second in now - 1 ... now + 5 {
+        for second in now - 1 ... now + 60 {
             for suffix in ["", "-2"] {
                 let name = "\(domain.path).unreadable-\(second)\(suffix)"
                 #expect(symlink(directory.appending("nowhere"), name) == 0)

@@ -10,6 +10,12 @@ final class BaseClassNoSuitePrefs: BaseClassTestPrefs {
     init() { super.init(suite: nil, key: "settings", values: nil) }
 }
 
+/// Handed a suite, but with a `userDefaults` that returns nil.
+final class DetachedPrefs: RVS_PersistentPrefs {
+    override var keys: [String] { ["appearance"] }
+    override var userDefaults: DefaultsSuite? { nil }
+}
+
 @Suite("lastError: the outcome of each operation, nil after a success, with the four named cases and the storage cases")
 struct BaseClassLastErrorTests {
     @Test("Every operation that succeeds sets lastError to nil, clearing the error of the operation before",
@@ -115,7 +121,10 @@ struct BaseClassLastErrorTests {
         #expect(failedText.contains(fixture.path) && failedText.contains(PrefsErrno.noSpace.description))
         #expect(!failedText.contains("secret"))
 
-        let unavailableText = try #require(BaseClassNoSuitePrefs().lastError).description
+        // Given a suite, so that the process-wide settings, which another suite's tests change meanwhile,
+        // play no part in the error.
+        let detached = DetachedPrefs(key: "settings", values: nil, suite: DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: []))
+        let unavailableText = try #require(detached.lastError).description
         #expect(unavailableText.contains("userDefaults"))
     }
 }
