@@ -41,28 +41,13 @@ enum BenchExternalWriter {
     }
 }
 
-/// When the watcher's handler saw each value, told under a condition.
-private final class HandlerTimes: @unchecked Sendable {
-    let condition = NSCondition()
-    // Guarded by `condition`.
-    var times: [Int: UInt64] = [:]
-
-    func record(_ number: Int) {
-        let time = BenchResult.now()
-        condition.lock()
-        times[number] = time
-        condition.broadcast()
-        condition.unlock()
-    }
-}
 
 /// The floor: a bare inotify instance watching the directory, read by a thread blocked in `read()`,
 /// which notes when each rename onto the domain file woke it.
 private final class InotifyWakeups: @unchecked Sendable {
-    let condition = NSCondition()
-    // Guarded by `condition`.
-    var times: [UInt64] = []
-    private var finished = false
+    /// When each rename woke the thread.
+    let times = WaitableValue<[UInt64]>([])
+    private let finished = WaitableValue(false)
     private let descriptor: Int32
     private let watch: Int32
 
@@ -95,25 +80,15 @@ private final class InotifyWakeups: @unchecked Sendable {
                     offset += header + Int(event.len)
                 }
             }
-            if hit {
-                condition.lock()
-                times.append(time)
-                condition.broadcast()
-                condition.unlock()
-            }
+            if hit { times.update { $0.append(time) } }
         }
-        condition.lock()
-        finished = true
-        condition.broadcast()
-        condition.unlock()
+        finished.update { $0 = true }
     }
 
     /// Removes the watch, which wakes the thread with `IN_IGNORED`, waits for it to end, and closes.
     func stop() {
         inotify_rm_watch(descriptor, watch)
-        condition.lock()
-        while !finished { condition.wait() }
-        condition.unlock()
+        _ = finished.wait(timeout: nil) { $0 }
         close(descriptor)
     }
 }
@@ -129,10 +104,13 @@ extension BenchCommand {
         let prefs = BenchExternalPreferences(key: "settings", suite: try BenchExternalPreferences.suite(directory: directory))
         prefs["count"] = -1
         if let error = prefs.lastError { throw HarnessError.failure("cannot write in \(directory): \(error)") }
-        let handlerTimes = HandlerTimes()
+        // When the watcher's handler saw each value.
+        let handlerTimes = WaitableValue<[Int: UInt64]>([:])
         prefs.watchesExternalChanges = true
         let observation = prefs.observe(\.values, options: [.new]) { _, change in
-            if let number = change.newValue?["count"] as? Int { handlerTimes.record(number) }
+            guard let number = change.newValue?["count"] as? Int else { return }
+            let time = BenchResult.now()
+            handlerTimes.update { $0[number] = time }
         }
         defer {
             observation.invalidate()
@@ -164,24 +142,17 @@ extension BenchCommand {
         var fromReturn: (ours: [Double], floor: [Double]) = ([], [])
         var writes: [Double] = []
         for number in 0..<(warmUp + rounds) {
-            wakeups.condition.lock()
-            let wakeupsBefore = wakeups.times.count
-            wakeups.condition.unlock()
+            let wakeupsBefore = wakeups.times.current.count
             try? input.fileHandleForWriting.write(contentsOf: Data("\(number)\n".utf8))
             let reply = replies.nextLine()?.split(separator: " ").compactMap { UInt64($0) } ?? []
             guard reply.count == 3, reply[0] == UInt64(number) else {
                 throw HarnessError.failure("the writer process ended or answered wrongly (exit status \(endWriter()))")
             }
             let (returned, started) = (reply[1], reply[2])
-            let limit = Date().addingTimeInterval(30)
-            handlerTimes.condition.lock()
-            while handlerTimes.times[number] == nil, handlerTimes.condition.wait(until: limit) {}
-            let heard = handlerTimes.times[number]
-            handlerTimes.condition.unlock()
-            wakeups.condition.lock()
-            while wakeups.times.count <= wakeupsBefore, wakeups.condition.wait(until: limit) {}
-            let woke = wakeups.times.count > wakeupsBefore ? wakeups.times[wakeupsBefore] : nil
-            wakeups.condition.unlock()
+            _ = handlerTimes.wait(timeout: 30) { $0[number] != nil }
+            _ = wakeups.times.wait(timeout: 30) { $0.count > wakeupsBefore }
+            let heard = handlerTimes.current[number]
+            let woke = wakeups.times.current.dropFirst(wakeupsBefore).first
             guard let heard, let woke else {
                 _ = endWriter()
                 throw HarnessError.failure("the watcher was not told of write \(number) within 30 seconds")

@@ -27,3 +27,44 @@ package final class Locked<Value>: @unchecked Sendable {
         try lock.withLock { () throws(Failure) -> Result in try body(&value) }
     }
 }
+
+/// A value behind a condition variable: every change wakes the threads waiting for the value to reach
+/// a state, as deliveries counted for a test, or handler calls a test waits for.
+package final class WaitableValue<Value>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var value: Value
+
+    package init(_ value: Value) { self.value = value }
+
+    /// The value now.
+    package var current: Value {
+        condition.lock()
+        defer { condition.unlock() }
+        return value
+    }
+
+    /// Changes the value and wakes every waiter.
+    package func update(_ body: (inout Value) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        body(&value)
+        condition.broadcast()
+    }
+
+    /// Waits until `reached` holds for the value; `false` if it still does not after `timeout` seconds
+    /// (a minute unless told; `nil`, for ever), so that something that never happens fails its test
+    /// instead of hanging it.
+    package func wait(timeout: TimeInterval? = 60, until reached: (Value) -> Bool) -> Bool {
+        let limit = timeout.map { Date().addingTimeInterval($0) }
+        condition.lock()
+        defer { condition.unlock() }
+        while !reached(value) {
+            guard let limit else {
+                condition.wait()
+                continue
+            }
+            if !condition.wait(until: limit) { return reached(value) }
+        }
+        return true
+    }
+}

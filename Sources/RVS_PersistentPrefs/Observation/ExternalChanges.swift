@@ -104,28 +104,17 @@ final class ExternalChanges: @unchecked Sendable {
 
     /// Deliveries completed (whether or not they notified), for tests that must know a change made
     /// elsewhere has been looked at before asserting that it notified nobody.
-    private let completed = NSCondition()
-    private var completedDeliveries = 0
+    private let completedDeliveries = WaitableValue(0)
 
     init() {}
 
     /// The number of deliveries completed so far.
-    var deliveriesCompleted: Int {
-        completed.lock()
-        defer { completed.unlock() }
-        return completedDeliveries
-    }
+    var deliveriesCompleted: Int { completedDeliveries.current }
 
     /// Waits until at least `count` deliveries have completed; `false` if that did not happen within a
     /// minute (a broken watcher fails its test instead of hanging it).
     func waitForDeliveries(atLeast count: Int) -> Bool {
-        let limit = Date().addingTimeInterval(60)
-        completed.lock()
-        defer { completed.unlock() }
-        while completedDeliveries < count {
-            if !completed.wait(until: limit) { return completedDeliveries >= count }
-        }
-        return true
+        completedDeliveries.wait { $0 >= count }
     }
 
     var isWatching: Bool { lock.withLock { !watches.isEmpty } }
@@ -185,12 +174,7 @@ final class ExternalChanges: @unchecked Sendable {
 
     /// Compares the stored collection with what the instance last saw and notifies if it differs.
     private func deliver() {
-        defer {
-            completed.lock()
-            completedDeliveries += 1
-            completed.broadcast()
-            completed.unlock()
-        }
+        defer { completedDeliveries.update { $0 += 1 } }
         let owner = lock.withLock { () -> RVS_PersistentPrefs? in
             deliveryScheduled = false
             return watches.isEmpty ? nil : self.owner

@@ -24,34 +24,16 @@ final class WatchedPrefs: RVS_PersistentPrefs {
 }
 
 /// What a key-path observer of `\.count` was told, with a way to wait for a value.
-final class CountLog: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var changes: [(old: Int?, new: Int?)] = []
+final class CountLog: Sendable {
+    private let changes = WaitableValue<[(old: Int?, new: Int?)]>([])
 
-    func append(old: Int?, new: Int?) {
-        condition.lock()
-        changes.append((old, new))
-        condition.broadcast()
-        condition.unlock()
-    }
+    func append(old: Int?, new: Int?) { changes.update { $0.append((old, new)) } }
 
-    var all: [(old: Int?, new: Int?)] {
-        condition.lock()
-        defer { condition.unlock() }
-        return changes
-    }
+    var all: [(old: Int?, new: Int?)] { changes.current }
 
     /// Waits until a notification carries `value` as the new value; `false` if none did within a minute
     /// (a broken watcher fails the test instead of hanging it; nothing is asserted about speed).
-    func waitForNew(_ value: Int) -> Bool {
-        let limit = Date().addingTimeInterval(60)
-        condition.lock()
-        defer { condition.unlock() }
-        while !changes.contains(where: { $0.new == value }) {
-            if !condition.wait(until: limit) { return changes.contains { $0.new == value } }
-        }
-        return true
-    }
+    func waitForNew(_ value: Int) -> Bool { changes.wait { $0.contains { $0.new == value } } }
 }
 
 @Suite("Changes made elsewhere: watchesExternalChanges")

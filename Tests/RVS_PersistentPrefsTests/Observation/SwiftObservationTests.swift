@@ -30,33 +30,15 @@ final class TrackedPrefs: RVS_PersistentPrefs {
 }
 
 /// Whether `onChange` of one `withObservationTracking` has fired, with a way to wait for it.
-final class ChangeFlag: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var fired = 0
+final class ChangeFlag: Sendable {
+    private let fired = WaitableValue(0)
 
-    func fire() {
-        condition.lock()
-        fired += 1
-        condition.broadcast()
-        condition.unlock()
-    }
+    func fire() { fired.update { $0 += 1 } }
 
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return fired
-    }
+    var count: Int { fired.current }
 
     /// Waits for `onChange`; `false` if it did not come within a minute (nothing is asserted about speed).
-    func wait() -> Bool {
-        let limit = Date().addingTimeInterval(60)
-        condition.lock()
-        defer { condition.unlock() }
-        while fired == 0 {
-            if !condition.wait(until: limit) { return fired > 0 }
-        }
-        return true
-    }
+    func wait() -> Bool { fired.wait { $0 > 0 } }
 }
 
 /// Tracks what `read` reads of `prefs`; the flag fires at the first change of any of it.
