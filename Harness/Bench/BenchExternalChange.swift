@@ -119,23 +119,7 @@ extension BenchCommand {
         let wakeups = try InotifyWakeups(directory: directory, fileName: BenchExternalPreferences.domainName + ".plist")
         defer { wakeups.stop() }
 
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        writer.arguments = [name, BenchExternalWriter.option, directory]
-        let input = Pipe(), output = Pipe()
-        writer.standardInput = input
-        writer.standardOutput = output
-        do {
-            try writer.run()
-        } catch {
-            throw HarnessError.failure("cannot start the writer process: \(error)")
-        }
-        let replies = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
-        func endWriter() -> Int32 {
-            try? input.fileHandleForWriting.close()
-            writer.waitUntilExit()
-            return writer.terminationStatus
-        }
+        let writer = try HarnessChild([name, BenchExternalWriter.option, directory], role: "the writer process")
 
         let warmUp = min(20, max(1, rounds / 10))
         var fromStart: (ours: [Double], floor: [Double]) = ([], [])
@@ -143,10 +127,10 @@ extension BenchCommand {
         var writes: [Double] = []
         for number in 0..<(warmUp + rounds) {
             let wakeupsBefore = wakeups.times.current.count
-            try? input.fileHandleForWriting.write(contentsOf: Data("\(number)\n".utf8))
-            let reply = replies.nextLine()?.split(separator: " ").compactMap { UInt64($0) } ?? []
+            try? writer.send("\(number)")
+            let reply = writer.nextLine()?.split(separator: " ").compactMap { UInt64($0) } ?? []
             guard reply.count == 3, reply[0] == UInt64(number) else {
-                throw HarnessError.failure("the writer process ended or answered wrongly (exit status \(endWriter()))")
+                throw HarnessError.failure("the writer process ended or answered wrongly (exit status \(writer.finish()))")
             }
             let (returned, started) = (reply[1], reply[2])
             _ = handlerTimes.wait(timeout: 30) { $0[number] != nil }
@@ -154,7 +138,7 @@ extension BenchCommand {
             let heard = handlerTimes.current[number]
             let woke = wakeups.times.current.dropFirst(wakeupsBefore).first
             guard let heard, let woke else {
-                _ = endWriter()
+                _ = writer.finish()
                 throw HarnessError.failure("the watcher was not told of write \(number) within 30 seconds")
             }
             guard number >= warmUp else { continue }
@@ -165,7 +149,7 @@ extension BenchCommand {
             fromReturn.floor.append(micro(woke, returned))
             writes.append(micro(returned, started))
         }
-        let status = endWriter()
+        let status = writer.finish()
         guard status == 0 else { throw HarnessError.failure("the writer process failed (exit status \(status))") }
 
         let idleCPU = Self.cpuMicroseconds { usleep(UInt32(idleSeconds * 1_000_000)) }

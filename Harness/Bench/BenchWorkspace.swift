@@ -36,7 +36,7 @@ final class BenchWorkspace {
     /// - Throws: When the child cannot be started.
     func runAsChild(_ arguments: [String]) throws(HarnessError) -> Int32 {
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.executableURL = URL(fileURLWithPath: HarnessChild.executable)
         child.arguments = ["bench"] + arguments + ["--directory", root]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = root + "/peer"

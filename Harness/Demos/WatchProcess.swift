@@ -9,59 +9,32 @@ final class WatchProcess {
     /// What the phone sends when the watch may read the phone's message and answer.
     static let yourTurnLine = "your turn"
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let reader: LineReader
+    private let child: HarnessChild
 
     /// Starts this same executable as `harness share --role watch --paired --directory DIRECTORY`.
     init(directory: String) throws {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["share", "--role", "watch", "--paired", "--directory", directory]
-        process.standardInput = input
-        process.standardOutput = output
-        // Its standard error is ours: its errors reach the user directly.
-        do {
-            try process.run()
-        } catch {
-            throw HarnessError.failure("cannot start the watch (\(executable)): \(error.localizedDescription)")
-        }
-        reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
-    }
-
-    deinit {
-        // If the phone failed midway, the watch must not be left waiting for its turn.
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.waitUntilExit() }
+        child = try HarnessChild(["share", "--role", "watch", "--paired", "--directory", directory], role: "the watch")
     }
 
     /// Shows the watch's lines until it prints `marker`.
     func relayLines(until marker: String) throws {
-        while let line = reader.nextLine() {
+        while let line = child.nextLine() {
             if line == marker { return }
             Console.say(line)
         }
-        throw HarnessError.failure("the watch ended before it was ready (exit status \(finish()))")
+        throw HarnessError.failure("the watch ended before it was ready (exit status \(child.finish()))")
     }
 
     /// Tells the watch to take its turn, shows what it prints, and waits for it to finish.
     func takeTurn() throws {
         do {
-            try input.fileHandleForWriting.write(contentsOf: Data((Self.yourTurnLine + "\n").utf8))
-            try input.fileHandleForWriting.close()
+            try child.send(Self.yourTurnLine)
+            try child.closeInput()
         } catch {
-            throw HarnessError.failure("the watch went away before its turn (exit status \(finish()))")
+            throw HarnessError.failure("the watch went away before its turn (exit status \(child.finish()))")
         }
-        while let line = reader.nextLine() { Console.say(line) }
-        let status = finish()
+        while let line = child.nextLine() { Console.say(line) }
+        let status = child.finish()
         guard status == 0 else { throw HarnessError.failure("the watch failed (exit status \(status))") }
-    }
-
-    /// Waits for the watch to end and returns its exit status.
-    private func finish() -> Int32 {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

@@ -24,12 +24,7 @@ enum InotifyCalls {
     /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
     ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
     static func addWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
-        while true {
-            let wd = inotify_add_watch(fd, path, directoryMask)
-            if wd != -1 { return wd }
-            let error = PrefsErrno.current
-            if error != .interrupted { throw error }
-        }
+        try retryingInterrupted { inotify_add_watch(fd, path, directoryMask) }
     }
 
     /// What every directory above a trusted watched directory is watched for: being moved or removed, which
@@ -40,9 +35,14 @@ enum InotifyCalls {
     /// Watches the directory at `path` for ``ancestorMask``; the same directory gives the same descriptor as
     /// ``addWatch(_:_:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
     static func addAncestorWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        try retryingInterrupted { inotify_add_watch(fd, path, ancestorMask) }
+    }
+
+    /// Runs `call` until it returns something other than -1 or fails with something other than `EINTR`.
+    private static func retryingInterrupted(_ call: () -> Int32) throws(PrefsErrno) -> Int32 {
         while true {
-            let wd = inotify_add_watch(fd, path, ancestorMask)
-            if wd != -1 { return wd }
+            let result = call()
+            if result != -1 { return result }
             let error = PrefsErrno.current
             if error != .interrupted { throw error }
         }
@@ -134,12 +134,8 @@ enum InotifyCalls {
         guard let statfsFunction else { throw PrefsErrno(rawValue: ENOSYS) }
         // `struct statfs` is 120 bytes on 64-bit Linux; the buffer is larger to be safe.
         var buffer = [UInt64](repeating: 0, count: 32)
-        while true {
-            let result = buffer.withUnsafeMutableBytes { statfsFunction(path, $0.baseAddress!) }
-            if result == 0 { return UInt32(truncatingIfNeeded: buffer[0]) }
-            let error = PrefsErrno.current
-            if error != .interrupted { throw error }
-        }
+        _ = try retryingInterrupted { buffer.withUnsafeMutableBytes { statfsFunction(path, $0.baseAddress!) } }
+        return UInt32(truncatingIfNeeded: buffer[0])
     }
 
     private static func symbol<Function>(_ name: String) -> Function? {
