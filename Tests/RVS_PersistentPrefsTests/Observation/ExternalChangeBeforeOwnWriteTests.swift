@@ -12,8 +12,8 @@ struct ExternalChangeBeforeOwnWriteTests {
 
     @Test("an external change to one entry, then an own write of another, reaches the first entry's readers")
     func externalChangeBeforeOwnWriteIsTold() throws {
-        let a = TrackedPrefs(suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "tracked"), arguments: ["p"]))
-        let b = TrackedPrefs(suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "tracked"), arguments: ["p"]))
+        let a = TrackedPrefs(suite: try directory.fileSuite("tracked"))
+        let b = TrackedPrefs(suite: try directory.fileSuite("tracked"))
         a.volume = 1
         a.watchesExternalChanges = true
         let nameRead = track(a) { _ = $0.userName }

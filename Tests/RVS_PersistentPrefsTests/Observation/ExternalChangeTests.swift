@@ -41,8 +41,7 @@ struct ExternalChangeTests {
     let directory = TemporaryDirectory()
 
     private func suite(_ subdirectory: String = "prefs") throws -> DefaultsSuite {
-        let domain = try FileDomainStorage(directory: directory.appending(subdirectory), name: "shared")
-        return DefaultsSuite(persistentDomain: domain, arguments: ["program"])
+        try directory.fileSuite("shared", in: subdirectory)
     }
 
     private func watching(_ prefs: WatchedPrefs, into log: CountLog) -> PrefsObservation {

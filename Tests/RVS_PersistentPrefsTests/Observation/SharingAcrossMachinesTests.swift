@@ -15,10 +15,7 @@ struct SharingAcrossMachinesTests {
 
     private var domainPath: String { directory.appending("prefs/shared.plist") }
 
-    private func suite() throws -> DefaultsSuite {
-        DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.appending("prefs"), name: "shared"),
-                      arguments: ["program"])
-    }
+    private func suite() throws -> DefaultsSuite { try directory.fileSuite("shared", in: "prefs") }
 
     /// The domain file another machine would make, holding `count` under the storage key "settings".
     private func domainFile(count: Int) -> [UInt8] {

@@ -52,9 +52,7 @@ func track(_ prefs: TrackedPrefs, _ read: @escaping (TrackedPrefs) -> Void) -> C
 struct SwiftObservationTests {
     let directory = TemporaryDirectory()
 
-    private func suite() throws -> DefaultsSuite {
-        DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "tracked"), arguments: ["program"])
-    }
+    private func suite() throws -> DefaultsSuite { try directory.fileSuite("tracked") }
 
     @Test("Code that read only one entry is told of a write to it, not of a write that changed only another")
     func perEntryInProcess() throws {

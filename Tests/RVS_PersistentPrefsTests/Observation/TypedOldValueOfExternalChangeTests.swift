@@ -11,8 +11,8 @@ struct TypedOldValueOfExternalChangeTests {
 
     @Test(".old of a typed property, for a change made elsewhere, is the value before it")
     func typedOldValueOfExternalChange() throws {
-        let a = TypedSettings(suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "typed"), arguments: ["p"]))
-        let b = TypedSettings(suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory.path, name: "typed"), arguments: ["p"]))
+        let a = TypedSettings(suite: try directory.fileSuite("typed"))
+        let b = TypedSettings(suite: try directory.fileSuite("typed"))
         a.launchCount = 3
         a.watchesExternalChanges = true
         let seen = Locked<[(Int?, Int?)]>([])
