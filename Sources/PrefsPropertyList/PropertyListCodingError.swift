@@ -14,3 +14,8 @@ public struct PropertyListCodingError: Error, Sendable, Equatable, CustomStringC
     /// The reason, so that the error reads well inside a caller's own message.
     public var description: String { reason }
 }
+
+extension PropertyListCodingError: LocalizedError {
+    /// The same text as ``description``, so that `localizedDescription` gives the reason too.
+    public var errorDescription: String? { reason }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// An error number from a failed system call, in the manner of swift-system's `PrefsErrno`.
@@ -26,6 +27,7 @@ import Glibc
 /// - ``init(rawValue:)``
 /// - ``rawValue``
 /// - ``description``
+/// - ``errorDescription``
 public struct PrefsErrno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C `errno` value.
     public let rawValue: Int32
@@ -57,4 +59,9 @@ public struct PrefsErrno: Error, Hashable, Sendable, CustomStringConvertible {
         guard let message = strerror(rawValue) else { return "errno \(rawValue)" }
         return String(cString: message)
     }
+}
+
+extension PrefsErrno: LocalizedError {
+    /// The same text as ``description``, the system's message, so that `localizedDescription` gives it too.
+    public var errorDescription: String? { description }
 }

@@ -46,6 +46,7 @@ import PrefsPropertyList
 ///
 /// ### Describing an Error
 /// - ``description``
+/// - ``errorDescription``
 public enum PrefsError: Error, CustomStringConvertible {
     /// A write names entries that are not in ``RVS_PersistentPrefs/keys``.
     ///
@@ -166,4 +167,10 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Unknown error" + (error.map { ": \($0)" } ?? "")
         }
     }
+}
+
+extension PrefsError: LocalizedError {
+    /// The same text as ``description``, so that `localizedDescription` says what happened and where
+    /// (Foundation on Linux otherwise gives "The operation could not be completed" and a number).
+    public var errorDescription: String? { description }
 }
