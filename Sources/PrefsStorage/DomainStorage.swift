@@ -120,16 +120,13 @@ public final class InMemoryDomainStorage: DomainStorage {
         try state.withLock { (current: inout DomainSnapshot) throws(PrefsError) -> DomainSnapshot in
             var contents = current.contents
             try transform(&contents)
+            // The same limits as a file domain's, so that code tested in memory behaves the same on disk.
+            let bytes = try FileDomainStorage.encodedDomain(contents, location: location)
             // Unchanged only if the bytes a file would hold are too, as FileDomainStorage decides:
             // `==` cannot see 0.0 replacing -0.0, or another normalization of an equal string.
-            let bytes = BinaryPropertyList.encode(.dictionary(contents))
             if contents == current.contents, current.exists || contents.isEmpty,
                bytes == BinaryPropertyList.encode(.dictionary(current.contents)) {
                 return current
-            }
-            // The same limit as a file domain's, so that code tested in memory behaves the same on disk.
-            guard bytes.count <= FileDomainStorage.maximumFileSize else {
-                throw .domainTooLarge(path: location, size: bytes.count, limit: FileDomainStorage.maximumFileSize)
             }
             current = DomainSnapshot(contents: contents)
             return current

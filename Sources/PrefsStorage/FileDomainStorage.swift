@@ -199,6 +199,23 @@ public final class FileDomainStorage: DomainStorage {
     /// write can produce a file that reads refuse.
     package static let maximumFileSize = 64 << 20
 
+    /// The bytes of a domain file holding `contents`, refused when no read would accept them: every
+    /// domain writes through this, so that code tested in memory behaves as it will on disk.
+    /// - Throws: ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the keys whose values,
+    ///   built directly as ``PropertyListValue``, nest deeper than a file may (checked first: encoding
+    ///   far deeper values would overflow the stack); ``PrefsError/domainTooLarge(path:size:limit:)``
+    ///   when the file would exceed ``maximumFileSize``, which would make every collection of the
+    ///   domain unreadable.
+    static func encodedDomain(_ contents: [String: PropertyListValue], location: String) throws(PrefsError) -> [UInt8] {
+        let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
+        if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
+        let bytes = BinaryPropertyList.encode(.dictionary(contents))
+        guard bytes.count <= maximumFileSize else {
+            throw .domainTooLarge(path: location, size: bytes.count, limit: maximumFileSize)
+        }
+        return bytes
+    }
+
     #if DEBUG
     private static let parses = Locked([String: Int]())
 
@@ -256,14 +273,7 @@ public final class FileDomainStorage: DomainStorage {
             try transform(&contents)
             if !moveAside && !current.exists && contents.isEmpty { return current }
 
-            // Values built directly as PropertyListValue can nest deeper than a file may.
-            let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
-            if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
-            let bytes = BinaryPropertyList.encode(.dictionary(contents))
-            // A file no read would accept would make every collection of the domain unreadable.
-            guard bytes.count <= Self.maximumFileSize else {
-                throw .domainTooLarge(path: path, size: bytes.count, limit: Self.maximumFileSize)
-            }
+            let bytes = try Self.encodedDomain(contents, location: path)
             // Unchanged when the bytes are: `==` alone would also skip a change it cannot see
             // (-0.0 for 0.0, another Unicode normalization of an equal string).
             if !moveAside, let previous = cached, previous.bytes == bytes { return current }

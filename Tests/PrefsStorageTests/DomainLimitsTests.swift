@@ -29,6 +29,24 @@ struct DomainLimitsTests {
         #expect(try reader.snapshot().contents == ["other": .dictionary(["kept": .integer(1)])])
     }
 
+    @Test("A hand-built value nested far deeper than a file may hold is refused by either domain, which keeps what it had",
+          arguments: [true, false])
+    func overlyNestedValueIsRefused(inMemory: Bool) throws {
+        let domain: any DomainStorage = inMemory ? InMemoryDomainStorage() : try FileDomainStorage(directory: directory.path, name: "app")
+        try domain.modify(repairing: .failIfUnreadable) { $0["kept"] = .integer(1) }
+        // Deep enough that encoding it would overflow the stack, were it not refused first.
+        var nested = PropertyListValue.integer(0)
+        for _ in 0..<10_000 { nested = .array([nested]) }
+        let deep = nested
+        #expect {
+            try domain.modify(repairing: .failIfUnreadable) { $0["deep"] = deep }
+        } throws: { error in
+            guard case .valuesNotPlistCompatible(let names)? = error as? PrefsError else { return false }
+            return names == ["deep"]
+        }
+        #expect(try domain.snapshot().contents == ["kept": .integer(1)])
+    }
+
     @Test("An in-memory domain refuses the same oversized write")
     func oversizedInMemoryWriteIsRefused() throws {
         let domain = InMemoryDomainStorage()
