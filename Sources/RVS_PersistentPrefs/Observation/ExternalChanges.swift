@@ -182,14 +182,15 @@ final class ExternalChanges: @unchecked Sendable {
         guard let owner else { return }
         owner.locked {
             guard let current = owner.currentCollectionForWatching() else { return }
-            let previous = lock.withLock { () -> [String: PropertyListValue]? in
+            let found = lock.withLock { () -> (previous: [String: PropertyListValue], changed: Set<String>)? in
                 guard !watches.isEmpty else { return nil }
                 let seen = lastSeen ?? [:]
-                if seen.count == current.count, RVS_PersistentPrefs.entriesThatDiffer(seen, current).isEmpty { return nil }
+                let changed = RVS_PersistentPrefs.entriesThatDiffer(seen, current)
+                if changed.isEmpty { return nil }
                 lastSeen = current
-                return seen
+                return (seen, changed)
             }
-            guard let previous else { return }
+            guard let (previous, changed) = found else { return }
             pinnedCollection = previous.nativeValues
             pinnedEntries = previous
             let change = owner.observers.prepareChange(of: owner)
@@ -197,7 +198,7 @@ final class ExternalChanges: @unchecked Sendable {
             pinnedEntries = nil
             change?.willChange()
             change?.didChange()
-            owner.notifyObservedChange(ofEntries: RVS_PersistentPrefs.entriesThatDiffer(previous, current))
+            owner.notifyObservedChange(ofEntries: changed)
         }
     }
 }
