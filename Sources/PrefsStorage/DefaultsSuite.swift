@@ -198,11 +198,6 @@ public final class DefaultsSuite: Sendable {
         registered.withLock { $0.merge(defaults) { _, new in new } }
     }
 
-    /// Removes every registered default of this suite.
-    func removeRegisteredDefaults() {
-        registered.withLock { $0.removeAll() }
-    }
-
     /// The registration domain as it is now.
     public var registrationDomain: [String: PropertyListValue] { registered.withLock { $0 } }
 

@@ -1,5 +1,4 @@
 import Foundation
-import PrefsPropertyList
 
 /// A mutual-exclusion lock with a closure-scoped critical section.
 ///

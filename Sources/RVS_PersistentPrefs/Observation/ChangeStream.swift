@@ -42,9 +42,4 @@ extension RVS_PersistentPrefs {
         continuation.onTermination = { [weak observers] _ in observers?.remove(id) }
         return stream
     }
-
-    /// The collection as observers should see it after a write; leaves ``lastError`` as it was.
-    func collectionForObservers() -> [String: PropertyListValue] {
-        currentCollectionForWatching() ?? [:]
-    }
 }

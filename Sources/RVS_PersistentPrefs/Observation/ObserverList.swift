@@ -64,7 +64,7 @@ final class ObserverList: @unchecked Sendable {
             guard let self, let object else { return }
             let continuations = self.lock.withLock { Array(self.streams.values) }
             guard !continuations.isEmpty else { return }
-            let change = PrefsChange(collection: object.collectionForObservers())
+            let change = PrefsChange(collection: object.currentCollectionForWatching() ?? [:])
             for continuation in continuations { continuation.yield(change) }
         }
     }

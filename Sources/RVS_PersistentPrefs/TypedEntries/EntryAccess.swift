@@ -36,7 +36,8 @@ extension RVS_PersistentPrefs {
                 throw .invalidStoredEntry(entry: definition.name, reason: EntryCoding<Value>.reason(for: error))
             }
         }
-        entryWasRead(definition.name)
+        // For Swift Observation: code that read one typed property is told of changes to that entry only.
+        registerObservedAccess(toEntry: definition.name)
         let collection = try collection()
         let found = try collection.read()
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
