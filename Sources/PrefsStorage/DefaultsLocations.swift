@@ -104,7 +104,7 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     private static func preferencesDirectory(_ environment: Environment) -> String {
         if let directory = environment[directoryVariable] { return absolute(directory) }
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+        if let config = environment["XDG_CONFIG_HOME"], PathBytes.isAbsolute(config) {
             return config + "/" + folderName
         }
         return homeDirectory(environment) + "/.config/" + folderName
@@ -137,7 +137,7 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// A relative directory is taken relative to the current directory, as a shell user means it.
     private static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
+        if PathBytes.isAbsolute(path) { return path }
         return FileManager.default.currentDirectoryPath + "/" + path
     }
 

@@ -318,14 +318,9 @@ extension DefaultsSuite {
     /// ``DomainStorage/location``.
     public var persistentDomainName: String {
         switch persistentDomain {
-        case let file as FileDomainStorage: return Self.domainName(of: file)
+        case let file as FileDomainStorage: return file.name
         default: return persistentDomain.location
         }
-    }
-
-    private static func domainName(of file: FileDomainStorage) -> String {
-        let fileName = file.path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? file.path
-        return String(fileName.dropLast(DomainName.fileExtension.count))
     }
 
     /// The names that select the global domain: this library's file name and Foundation's

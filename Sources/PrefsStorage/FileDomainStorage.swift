@@ -28,6 +28,8 @@ public final class FileDomainStorage: DomainStorage {
     public let directory: String
     /// Whether writes `fsync` the file and its directory before returning.
     public let durable: Bool
+    /// The domain's name: the file's name without `.plist`.
+    let name: String
 
     let lockPath: String
     /// `path` as a C string, made once: every read of an unchanged file passes it to `stat`.
@@ -56,11 +58,12 @@ public final class FileDomainStorage: DomainStorage {
         if let problem = DomainName.problem(with: name) {
             throw .userDefaultsUnavailable(reason: problem)
         }
-        guard directory.hasPrefix("/") else {
+        guard PathBytes.isAbsolute(directory) else {
             throw .userDefaultsUnavailable(reason: "the directory '\(directory)' is not an absolute path")
         }
         let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.directory = directory
+        self.name = name
         self.path = directory + "/" + name + DomainName.fileExtension
         self.pathCString = path.utf8CString
         self.lockPath = path + ".lock"
@@ -329,7 +332,7 @@ public final class FileDomainStorage: DomainStorage {
     /// Creates the directory and any missing parents with mode 0700.
     private func createDirectory() throws(PrefsError) {
         var prefix = ""
-        for component in directory.split(separator: "/") {
+        for component in PathBytes.components(directory) {
             prefix += "/" + component
             do {
                 try system.mkdir(prefix, 0o700)

@@ -35,8 +35,7 @@ extension FileDomainStorage {
     package func watch(fallback: DomainWatching.Fallback = DomainWatching.forcedFallback,
                        pollingInterval: Duration = DomainWatching.pollingInterval,
                        handler: @escaping @Sendable () -> Void) -> FileWatch {
-        let name = String(path.dropFirst(directory == "/" ? 1 : directory.count + 1))
-        return FileWatch(directory: directory, fileName: name, fallback: fallback, pollingInterval: pollingInterval,
+        FileWatch(directory: directory, fileName: name + DomainName.fileExtension, fallback: fallback, pollingInterval: pollingInterval,
                          handler: handler)
     }
 }

@@ -303,8 +303,7 @@ final class WatchHub: @unchecked Sendable {
                 // The proofs of the watches below are held by the subscriptions resolved here, and
                 // given up or proven again by that.
                 if let moved = watches[event.wd]?.path {
-                    let prefix = moved == "/" ? "/" : moved + "/"
-                    for (wd, watch) in watches where watch.path.hasPrefix(prefix) { watches[wd]?.generation &+= 1 }
+                    for (wd, watch) in watches where PathBytes.isBelow(watch.path, moved) { watches[wd]?.generation &+= 1 }
                 }
                 let below = subscriptions.values.filter { $0.ancestors.contains(event.wd) && $0.wd != event.wd }
                 if event.mask & UInt32(IN_IGNORED) != 0 { forget(event.wd) }
@@ -373,8 +372,7 @@ final class WatchHub: @unchecked Sendable {
                     if subscription.fallback != .none { watches[wd]?.trusted = false }
                     subscription.wd = wd
                     if path != subscription.directory {
-                        let rest = subscription.directory.dropFirst(path == "/" ? 1 : path.count + 1)
-                        let next = String(rest.prefix { $0 != "/" })
+                        let next = PathBytes.component(of: subscription.directory, below: path)
                         subscription.nextComponent = next
                         // The next level may have been made after it was found missing and before this
                         // watch was in place, so its creation was not seen: start again from the bottom.
@@ -439,7 +437,7 @@ final class WatchHub: @unchecked Sendable {
         var ancestors: [Int32] = []
         var prefix = ""
         // "/" itself cannot be moved or removed.
-        for component in directory.split(separator: "/").dropLast() {
+        for component in PathBytes.components(directory).dropLast() {
             prefix += "/" + component
             guard let wd = try? InotifyCalls.addAncestorWatch(runner.inotify, prefix) else { return (ancestors, false) }
             if watches[wd] == nil {
@@ -517,10 +515,7 @@ final class WatchHub: @unchecked Sendable {
     }
     #endif
 
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
-    }
+    static func parent(of path: String) -> String { PathBytes.parent(path) }
 }
 
 extension FileIdentity {

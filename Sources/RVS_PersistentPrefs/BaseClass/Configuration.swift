@@ -90,7 +90,7 @@ extension RVS_PersistentPrefs {
         // Resolved from the very values the stamp recorded, so that a concurrent `setenv` cannot pair this
         // stamp with a suite built from another environment.
         let suite = try resolve(settings, environment: stamp.environment)
-        let reusable = !stamp.dependsOnCurrentDirectory && !(settings.groupContainerDirectory.map { !$0.isEmpty && !$0.hasPrefix("/") } ?? false)
+        let reusable = !stamp.dependsOnCurrentDirectory && !(settings.groupContainerDirectory.map { !$0.isEmpty && !PathBytes.isAbsolute($0) } ?? false)
         if reusable {
             configuration.withLock { current in
                 if current.generation == settings.generation { current.resolved = (settings.generation, stamp, suite) }

@@ -26,6 +26,26 @@ struct FileWatchTests {
         watch.cancel()
     }
 
+    @Test("A domain whose directory and name begin with a combining mark is created, named and watched as written")
+    func combiningMarksAfterSlashes() throws {
+        // "/\u{301}" is one Character: code splitting paths by Character would miss these slashes.
+        let domainDirectory = directory.path + "/\u{301}d/sub"
+        let domain = try FileDomainStorage(directory: domainDirectory, name: "\u{301}x")
+        let calls = CallCounter()
+        // Watched before the directory exists, so the watch must find the missing level by name.
+        let watch = domain.watch { calls.fire() }
+        #expect(watch.mode.events)
+        try write(try FileDomainStorage(directory: domainDirectory, name: "\u{301}x"), 1)
+        #expect(calls.wait(forAtLeast: 1))
+        #expect(FileManager.default.fileExists(atPath: domainDirectory + "/\u{301}x.plist"))
+        #expect(DefaultsSuite(persistentDomain: domain, arguments: []).persistentDomainName == "\u{301}x")
+        let before = calls.count
+        try write(try FileDomainStorage(directory: domainDirectory, name: "\u{301}x"), 2)
+        #expect(calls.wait(forAtLeast: before + 1))
+        #expect(try domain.snapshot().contents["settings"] == .dictionary(["value": .integer(2)]))
+        watch.cancel()
+    }
+
     @Test("Changes to other files of the same directory (another domain, the lock file) wake nobody")
     func otherFilesAreIgnored() throws {
         let domain = try FileDomainStorage(directory: directory.path, name: "watched")

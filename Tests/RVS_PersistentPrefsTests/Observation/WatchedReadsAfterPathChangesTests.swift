@@ -16,9 +16,10 @@ struct WatchedReadsAfterPathChangesTests {
         TrackedPrefs(suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: directory, name: "tracked"), arguments: ["p"]))
     }
 
-    @Test("a read after a parent of the watched directory was moved away and re-created is fresh, and a write keeps the other's write")
-    func parentMovedAndRecreated() throws {
-        let parent = directory.path + "/parent"
+    @Test("a read after a parent of the watched directory was moved away and re-created is fresh, and a write keeps the other's write",
+          arguments: ["parent", "\u{301}parent"])  // the second begins with a combining mark: one Character with the slash before it
+    func parentMovedAndRecreated(parentName: String) throws {
+        let parent = directory.path + "/" + parentName
         let prefsDir = parent + "/prefs"
         let a = try prefs(prefsDir)
         a.volume = 1
