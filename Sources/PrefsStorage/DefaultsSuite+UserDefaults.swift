@@ -129,9 +129,9 @@ extension DefaultsSuite {
         case .string(let string): return string
         case .integer(let integer): return String(integer)
         case .real(let real): return String(real)
+        case .float(let float): return NSNumber(value: float).stringValue
         case .bool(let bool): return bool ? "1" : "0"
-        default:
-            return Self.number(value)?.stringValue
+        case .date, .data, .array, .dictionary: return nil
         }
     }
 
@@ -182,8 +182,9 @@ extension DefaultsSuite {
         case .integer(let integer): return integer
         case .real(let real): return Self.truncated(real)
         case .bool(let bool): return bool ? 1 : 0
+        case .float(let float): return Self.truncated(Double(float))
         case .string(let string): return NSString(string: string).integerValue
-        default: return Self.number(value).map { Self.truncated($0.doubleValue) } ?? 0
+        case .date, .data, .array, .dictionary: return 0
         }
     }
 
@@ -199,8 +200,9 @@ extension DefaultsSuite {
         case .real(let real): return real
         case .integer(let integer): return Double(integer)
         case .bool(let bool): return bool ? 1 : 0
+        case .float(let float): return Double(float)
         case .string(let string): return NSString(string: string).doubleValue
-        default: return Self.number(value)?.doubleValue ?? 0
+        case .date, .data, .array, .dictionary: return 0
         }
     }
 
@@ -223,8 +225,9 @@ extension DefaultsSuite {
         case .bool(let bool): return bool
         case .integer(let integer): return integer != 0
         case .real(let real): return real != 0
+        case .float(let float): return float != 0
         case .string(let string): return NSString(string: string).boolValue
-        default: return Self.number(value)?.boolValue ?? false
+        case .date, .data, .array, .dictionary: return false
         }
     }
 
@@ -248,12 +251,6 @@ extension DefaultsSuite {
     /// ``propertyListRepresentation()`` is the same as ``PropertyListValue`` values, throwing instead.
     public func dictionaryRepresentation() -> [String: Any] {
         call(failure: [:]) { () throws(PrefsError) -> [String: Any] in try propertyListRepresentation().nativeValues }
-    }
-
-    /// The value of an `NSNumber`-valued case added to ``PropertyListValue`` after this was written;
-    /// today every numeric case is matched explicitly, so this finds nothing.
-    private static func number(_ value: PropertyListValue) -> NSNumber? {
-        value.nativeValue as? NSNumber
     }
 
     /// `real` truncated toward zero, saturating at the bounds of `Int`; `0` for NaN.

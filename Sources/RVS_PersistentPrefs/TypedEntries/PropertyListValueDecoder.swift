@@ -63,26 +63,12 @@ enum PropertyListValueDecoder {
 
     /// The number `value` holds, or `nil` when it holds something else (a Bool is not a number).
     static func number(_ value: PropertyListValue) -> Number? {
-        if case .integer(let int) = value { return .integer(int) }
-        if case .real(let double) = value { return .real(double) }
-        if case .bool = value { return nil }
-        if case .string = value { return nil }
-        if case .date = value { return nil }
-        if case .data = value { return nil }
-        if case .array = value { return nil }
-        if case .dictionary = value { return nil }
-        // A numeric case the codec may add (a 4-byte real): read through its native form, so that this
-        // decoder need not name it.
-        let native = value.nativeValue
-        if let number = native as? NSNumber, type(of: native) is NSNumber.Type {
-            switch String(cString: number.objCType) {
-            case "f", "d": return .real(number.doubleValue)
-            default: return Int(exactly: number.int64Value).map(Number.integer)
-            }
+        switch value {
+        case .integer(let int): .integer(int)
+        case .real(let double): .real(double)
+        case .float(let float): .real(Double(float))
+        case .bool, .string, .date, .data, .array, .dictionary: nil
         }
-        if let float = native as? Float { return .real(Double(float)) }
-        if let double = native as? Double { return .real(double) }
-        return nil
     }
 
     static func integer<Integer: FixedWidthInteger>(_ type: Integer.Type, from value: PropertyListValue, _ codingPath: [any CodingKey]) throws -> Integer {

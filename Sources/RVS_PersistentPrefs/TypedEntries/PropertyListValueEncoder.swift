@@ -63,9 +63,8 @@ final class EncodingNode {
         if Value.self == Bool.self { return .bool(value as! Bool) }
         if Value.self == Int.self { return .integer(value as! Int) }
         if Value.self == Double.self { return .real(value as! Double) }
-        // Through the codec's own conversion, so that a Float is stored the way an untyped write stores one
-        // (as a 4-byte real where the codec keeps them).
-        if Value.self == Float.self { return PropertyListValue(value as! Float) ?? .real(Double(value as! Float)) }
+        // A 4-byte real, as an untyped write stores a Float.
+        if Value.self == Float.self { return .float(value as! Float) }
         if Value.self == Date.self { return .date(value as! Date) }
         if Value.self == Data.self { return .data(value as! Data) }
         if Value.self == URL.self { return .string((value as! URL).absoluteString) }
@@ -215,7 +214,7 @@ struct KeyedEncodingNode<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: Bool, forKey key: Key) throws { put(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws { put(.string(value), key) }
     mutating func encode(_ value: Double, forKey key: Key) throws { put(.real(value), key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try store(value, key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { put(.float(value), key) }
     mutating func encode(_ value: Int, forKey key: Key) throws { put(.integer(value), key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { put(.integer(Int(value)), key) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { put(.integer(Int(value)), key) }
@@ -272,7 +271,7 @@ struct UnkeyedEncodingNode: UnkeyedEncodingContainer {
     mutating func encode(_ value: Bool) throws { put(.bool(value)) }
     mutating func encode(_ value: String) throws { put(.string(value)) }
     mutating func encode(_ value: Double) throws { put(.real(value)) }
-    mutating func encode(_ value: Float) throws { try store(value) }
+    mutating func encode(_ value: Float) throws { put(.float(value)) }
     mutating func encode(_ value: Int) throws { put(.integer(value)) }
     mutating func encode(_ value: Int8) throws { put(.integer(Int(value))) }
     mutating func encode(_ value: Int16) throws { put(.integer(Int(value))) }
@@ -316,7 +315,7 @@ struct SingleValueEncodingNode: SingleValueEncodingContainer {
     mutating func encode(_ value: Bool) throws { node.setValue(.bool(value)) }
     mutating func encode(_ value: String) throws { node.setValue(.string(value)) }
     mutating func encode(_ value: Double) throws { node.setValue(.real(value)) }
-    mutating func encode(_ value: Float) throws { try node.store(value, codingPath: codingPath) }
+    mutating func encode(_ value: Float) throws { node.setValue(.float(value)) }
     mutating func encode(_ value: Int) throws { node.setValue(.integer(value)) }
     mutating func encode(_ value: Int8) throws { node.setValue(.integer(Int(value))) }
     mutating func encode(_ value: Int16) throws { node.setValue(.integer(Int(value))) }

@@ -35,6 +35,23 @@ struct EntryStorageShapeTests {
         #expect(stored["small"] == .integer(-5))
     }
 
+    @Test("A Float inside a Codable value, keyed, in an array or alone in a single-value container, is a 4-byte real")
+    func nestedFloatsAreFourByteReals() throws {
+        struct Mixer: Codable, Equatable { var gain: Float = 0.75; var bands: [Float] = [0.5, 1.25]; var trim = Trim() }
+        struct Trim: Codable, Equatable {
+            var value: Float = 0.1
+            init() {}
+            init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Float.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(value)
+            }
+        }
+        let encoded = try #require(try PropertyListValueEncoder.encode(Mixer()))
+        #expect(encoded == .dictionary(["gain": .float(0.75), "bands": .array([.float(0.5), .float(1.25)]), "trim": .float(0.1)]))
+        #expect(try PropertyListValueDecoder.decode(Mixer.self, from: encoded) == Mixer())
+    }
+
     @Test("RawRepresentable values are stored as their raw value, Codable or not")
     func rawRepresentableIsStoredAsRawValue() throws {
         let fixture = try TypedFixture()
