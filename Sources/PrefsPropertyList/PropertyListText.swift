@@ -35,10 +35,7 @@ package enum PropertyListText {
         if bytes.starts(with: binaryMagic) {
             return try BinaryPropertyList.decode(bytes)
         }
-        var index = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF] as [UInt8]) { index = 3 }
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else {
+        guard looksLikeXML(bytes) else {
             throw PropertyListCodingError(reason: "not a property list")
         }
         return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth)
@@ -49,11 +46,10 @@ package enum PropertyListText {
     /// Whether the text starts, after an optional byte-order mark and white space, with markup: then
     /// it is XML (or OpenStep data `<0fbd>`, which the repair leaves unchanged), never an OpenStep
     /// dictionary, array or string, whose quoted text the XML repair must not touch.
-    private static func looksLikeXML(_ data: Data) -> Bool {
-        var index = data.startIndex
-        if data.starts(with: [0xEF, 0xBB, 0xBF] as [UInt8]) { index += 3 }
-        while index < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[index]) { index += 1 }
-        return index < data.endIndex && data[index] == UInt8(ascii: "<")
+    private static func looksLikeXML<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        var rest = bytes[...]
+        if rest.starts(with: [0xEF, 0xBB, 0xBF] as [UInt8]) { rest = rest.dropFirst(3) }
+        return rest.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
     }
 
     /// - Parameter maximumDepth: How deep below the root values may nest: a file's whole depth, or, for
