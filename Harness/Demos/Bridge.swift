@@ -107,6 +107,9 @@ struct Bridge {
         case .persistent: return "the file"
         case .global: return "the global domain"
         case .registration: return "the registration domain, the schema's default"
+        case .system: return "the system-wide defaults"
+        case .managed: return "an administrator's forced setting"
+        default: return "the \(domain.name) domain"
         }
     }
 }

@@ -126,7 +126,7 @@ struct StorageHardeningTests {
         let suite = DefaultsSuite(persistentDomain: domain, globalDomain: domain, arguments: [])
         // What a subscript write does: modify the collection, consulting the later domains from inside.
         try suite.modifyValue(forKey: "OpenPrefs") { (value: inout PropertyListValue?) throws(PrefsError) in
-            let fallback = try suite.find("OpenPrefs", from: .global)
+            let fallback = try suite.startingPoint(forKey: "OpenPrefs")
             #expect(fallback == nil)
             value = .dictionary(["a": .integer(1)])
         }

@@ -5,7 +5,7 @@
 /// changed. Calls are coalesced and may be spurious; the handler reads the file to learn whether and how
 /// it changed. Start the watch before reading the state it is compared with, so that no change falls in
 /// between. Releasing the object, or ``cancel()``, stops the watch; a call already running may finish.
-package final class FileWatch: Sendable {
+package final class FileWatch: DomainChangeWatch {
     private let subscription: WatchHub.Subscription
 
     /// Watches `directory/fileName`, which need not exist yet, nor its directory.
@@ -22,7 +22,7 @@ package final class FileWatch: Sendable {
 
     /// Stops the watch; the last watch of a directory removes its inotify watch, and the last of the
     /// process ends the watch thread. Idempotent.
-    package func cancel() { WatchHub.shared.remove(subscription) }
+    public func cancel() { WatchHub.shared.remove(subscription) }
 
     /// Whether the watch currently hears inotify events, and whether it polls.
     package var mode: (events: Bool, polls: Bool) { WatchHub.shared.mode(of: subscription) }
@@ -37,5 +37,14 @@ extension FileDomainStorage {
                        handler: @escaping @Sendable () -> Void) -> FileWatch {
         FileWatch(directory: directory, fileName: name + DomainName.fileExtension, fallback: fallback, pollingInterval: pollingInterval,
                          handler: handler)
+    }
+
+    /// Tells `onChange` whenever the domain file may have changed, whoever changed it: replaced, created,
+    /// removed or rewritten, its directory made or removed, by this process or any other (see
+    /// <doc:Observation> for how: one inotify instance per process, and `stat()` polling where inotify
+    /// cannot see every change, every ``DomainWatching/pollingInterval``).
+    public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        let (fallback, interval) = watchSettings ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
+        return watch(fallback: fallback, pollingInterval: interval, handler: onChange)
     }
 }

@@ -78,8 +78,8 @@ struct StoredCollection {
 
     /// The collection the global or registration domain supplies, for a collection not stored yet.
     private func fallback() throws(PrefsError) -> [String: PropertyListValue] {
-        guard let found = try suite.find(storageKey, from: .global) else { return [:] }
-        guard case .dictionary(let entries) = found.value else { throw .invalidStoredValue(key: storageKey) }
+        guard let found = try suite.startingPoint(forKey: storageKey) else { return [:] }
+        guard case .dictionary(let entries) = found else { throw .invalidStoredValue(key: storageKey) }
         return entries
     }
 }

@@ -81,7 +81,9 @@ extension RVS_PersistentPrefs {
 final class ExternalChanges: @unchecked Sendable {
     private let lock = Lock()
     // Guarded by `lock`.
-    private var watches: [FileWatch] = []
+    private var watches: [any DomainChangeWatch] = []
+    /// Whether watching is on (even where no domain of the suite can tell of changes).
+    private var active = false
     private var lastSeen: [String: PropertyListValue]?
     private var deliveryScheduled = false
     private weak var owner: RVS_PersistentPrefs?
@@ -93,14 +95,6 @@ final class ExternalChanges: @unchecked Sendable {
     var pinnedCollection: [String: Any]?
     /// The same collection as property-list values, which typed entries' reads decode (see `loadEntry`).
     var pinnedEntries: [String: PropertyListValue]?
-
-    /// For tests: the fallback and polling interval of watches started afterwards, instead of the
-    /// process-wide ``DomainWatching`` settings (which tests running in parallel share).
-    var testingFallback: (fallback: DomainWatching.Fallback, pollingInterval: Duration)? {
-        get { lock.withLock { fallbackForTesting } }
-        set { lock.withLock { fallbackForTesting = newValue } }
-    }
-    private var fallbackForTesting: (fallback: DomainWatching.Fallback, pollingInterval: Duration)?
 
     /// Deliveries completed (whether or not they notified), for tests that must know a change made
     /// elsewhere has been looked at before asserting that it notified nobody.
@@ -117,30 +111,28 @@ final class ExternalChanges: @unchecked Sendable {
         completedDeliveries.wait { $0 >= count }
     }
 
-    var isWatching: Bool { lock.withLock { !watches.isEmpty } }
+    var isWatching: Bool { lock.withLock { active } }
 
     /// Starts watching the file domains of `owner`'s suite (called under its operation lock). The watches
     /// are in place before the collection is read, so no change falls in between.
     func start(for owner: RVS_PersistentPrefs) {
         guard !isWatching, let suite = owner.userDefaults else { return }
-        let candidates: [(any DomainStorage)?] = [suite.persistentDomain, suite.globalDomain]
-        let domains = candidates.compactMap { $0 as? FileDomainStorage }
-        let (fallback, interval) = testingFallback ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
-        let made = domains.map { domain in
-            domain.watch(fallback: fallback, pollingInterval: interval) { [weak self] in self?.scheduleDelivery() }
+        let made = suite.sources.compactMap { source in
+            source.storage.watchChanges { [weak self] in self?.scheduleDelivery() }
         }
         let seen = owner.currentCollectionForWatching()
         lock.withLock {
             self.owner = owner
             watches = made
+            active = true
             lastSeen = seen
         }
     }
 
     /// Stops watching; idempotent. May be called from a handler.
     func stop() {
-        let stopped = lock.withLock { () -> [FileWatch] in
-            defer { watches = []; lastSeen = nil }
+        let stopped = lock.withLock { () -> [any DomainChangeWatch] in
+            defer { watches = []; active = false; lastSeen = nil }
             return watches
         }
         for watch in stopped { watch.cancel() }
@@ -155,7 +147,7 @@ final class ExternalChanges: @unchecked Sendable {
     /// to every kind of observer with the right old values.
     func sawOwnWrite(_ collection: [String: PropertyListValue], changing changed: Set<String>) {
         lock.withLock {
-            guard !watches.isEmpty else { return }
+            guard active else { return }
             var seen = lastSeen ?? [:]
             for name in changed { seen[name] = collection[name] }
             lastSeen = seen
@@ -165,7 +157,7 @@ final class ExternalChanges: @unchecked Sendable {
     /// Called on the watch thread: one delivery is queued for any number of events until it starts.
     private func scheduleDelivery() {
         let schedule = lock.withLock { () -> Bool in
-            guard !watches.isEmpty, !deliveryScheduled else { return false }
+            guard active, !deliveryScheduled else { return false }
             deliveryScheduled = true
             return true
         }
@@ -177,13 +169,13 @@ final class ExternalChanges: @unchecked Sendable {
         defer { completedDeliveries.update { $0 += 1 } }
         let owner = lock.withLock { () -> RVS_PersistentPrefs? in
             deliveryScheduled = false
-            return watches.isEmpty ? nil : self.owner
+            return active ? self.owner : nil
         }
         guard let owner else { return }
         owner.locked {
             guard let current = owner.currentCollectionForWatching() else { return }
             let found = lock.withLock { () -> (previous: [String: PropertyListValue], changed: Set<String>)? in
-                guard !watches.isEmpty else { return nil }
+                guard active else { return nil }
                 let seen = lastSeen ?? [:]
                 let changed = RVS_PersistentPrefs.entriesThatDiffer(seen, current)
                 if changed.isEmpty { return nil }

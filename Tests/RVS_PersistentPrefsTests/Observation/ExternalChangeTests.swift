@@ -172,7 +172,7 @@ struct ExternalChangeTests {
           arguments: [DomainWatching.Fallback.inotifyUnavailable, .eventsIncomplete])
     func forcedFallbackHearsOtherProcesses(fallback: DomainWatching.Fallback) throws {
         let prefs = WatchedPrefs(suite: try suite())
-        prefs.externalChanges.testingFallback = (fallback, .milliseconds(5))
+        (prefs.userDefaults!.persistentDomain as! FileDomainStorage).watchSettings = (fallback, .milliseconds(5))
         let log = CountLog()
         let token = watching(prefs, into: log)
         let writer = try ChildProcess.worker("serve-entries", directory.appending("prefs"), "shared", "settings")

@@ -39,7 +39,7 @@ struct SharingAcrossMachinesTests {
         let prefs = WatchedPrefs(suite: try suite())
         prefs.counter = 1
         // As on NFS for another machine's writes: no events, polling only.
-        prefs.externalChanges.testingFallback = (.inotifyUnavailable, .milliseconds(5))
+        (prefs.userDefaults!.persistentDomain as! FileDomainStorage).watchSettings = (.inotifyUnavailable, .milliseconds(5))
         let log = CountLog()
         prefs.watchesExternalChanges = true
         let token = prefs.observe(\.counter, options: [.old, .new]) { _, change in
@@ -63,7 +63,7 @@ struct SharingAcrossMachinesTests {
         let prefs = WatchedPrefs(suite: try suite())
         prefs.counter = 1
         #expect(prefs.counter == 1)  // cached now
-        prefs.externalChanges.testingFallback = (.inotifyUnavailable, .milliseconds(5))
+        (prefs.userDefaults!.persistentDomain as! FileDomainStorage).watchSettings = (.inotifyUnavailable, .milliseconds(5))
         let log = CountLog()
         prefs.watchesExternalChanges = true
         let token = prefs.observe(\.counter, options: [.new]) { _, change in log.append(old: nil, new: change.newValue) }

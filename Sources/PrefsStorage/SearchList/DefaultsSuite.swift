@@ -1,26 +1,6 @@
 import Foundation
 import PrefsPropertyList
-
-/// The domains a read looks through, in this order; the first that holds a key supplies its whole
-/// value.
-///
-/// ## Topics
-///
-/// ### The Search List, in Order
-/// - ``arguments``
-/// - ``persistent``
-/// - ``global``
-/// - ``registration``
-public enum SearchDomain: Sendable, CaseIterable {
-    /// `-<key> <value>` pairs among the process's arguments.
-    case arguments
-    /// The writable persistent domain: the application domain or a group suite.
-    case persistent
-    /// The global domain shared by all of the user's programs (read-only here).
-    case global
-    /// Defaults registered in memory by the process; never persisted.
-    case registration
-}
+import Synchronization
 
 /// A suite of defaults domains read through one search list: the Linux counterpart of a
 /// `UserDefaults` suite.
@@ -100,9 +80,10 @@ public final class DefaultsSuite: Sendable {
     public let persistentDomain: any DomainStorage
     /// The global domain, read after the persistent one; `nil` for none.
     public let globalDomain: (any DomainStorage)?
-    /// The argument domain, parsed once from the arguments given at creation.
-    public let argumentDomain: [String: PropertyListValue]
-    private let registered = Locked<[String: PropertyListValue]>([:])
+    /// The search list: every domain of the suite with its role, in the order a read consults them.
+    package let sources: [SearchSource]
+    private let arguments: ProcessDomainStorage
+    private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
     let userDefaultsState = Locked(UserDefaultsState())
 
@@ -116,24 +97,43 @@ public final class DefaultsSuite: Sendable {
     ///   - arguments: The arguments to parse into the argument domain, by default the process's (the
     ///     first, the program's name, is skipped): every `-<key> <value>` pair, the value parsed as
     ///     property-list text (XML, or OpenStep such as `'{appearance = dark;}'`), else taken as a string.
-    public init(
+    public convenience init(
         persistentDomain: any DomainStorage,
         globalDomain: (any DomainStorage)? = nil,
         arguments: [String] = CommandLine.arguments
     ) {
-        self.persistentDomain = persistentDomain
-        self.globalDomain = globalDomain
-        self.argumentDomain = Self.parseArgumentDomain(arguments)
+        self.init(persistentDomain: persistentDomain, globalDomain: globalDomain,
+                  argumentDomain: Self.parseArgumentDomain(arguments))
     }
 
     /// The argument domain of this process, parsed once.
     static let processArgumentDomain: [String: PropertyListValue] = parseArgumentDomain(CommandLine.arguments)
 
-    private init(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?, argumentDomain: [String: PropertyListValue]) {
+    /// Makes a suite whose search list holds the given domains in their places.
+    package init(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?,
+                 systemDomains: [any DomainStorage] = [], managedDomains: [any DomainStorage] = [],
+                 argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
-        self.argumentDomain = argumentDomain
+        arguments = ProcessDomainStorage(contents: argumentDomain, location: "the argument domain")
+        registered = ProcessDomainStorage(location: "the registration domain")
+        var sources = managedDomains.map { SearchSource(.managed, $0) }
+        sources.append(SearchSource(.arguments, arguments))
+        sources.append(SearchSource(.persistent, persistentDomain))
+        // Skipped when it is the writable domain (an application domain named `.GlobalPreferences`):
+        // searched already, and reading it again while it is being modified would wait on itself.
+        if let globalDomain, globalDomain !== persistentDomain { sources.append(SearchSource(.global, globalDomain)) }
+        sources += systemDomains.map { SearchSource(.system, $0) }
+        sources.append(SearchSource(.registration, registered))
+        self.sources = sources
+        entryByEntry = sources.contains { $0.role.combination != .wholeValue }
     }
+
+    /// Whether some domain of the search list works entry by entry (a managed or system domain).
+    private let entryByEntry: Bool
+
+    /// The argument domain, parsed once from the arguments given at creation.
+    public var argumentDomain: [String: PropertyListValue] { arguments.contents }
 
     private static let registry = Locked<[[ObjectIdentifier?]: DefaultsSuite]>([:])
 
@@ -145,11 +145,20 @@ public final class DefaultsSuite: Sendable {
     /// durability, so asking for the same file gives the same suite, while a durable and an ordinary
     /// domain over one file are different objects with different suites.
     public static func shared(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?) -> DefaultsSuite {
+        shared(persistentDomain: persistentDomain, globalDomain: globalDomain, systemDomains: [], managedDomains: [])
+    }
+
+    /// The process-wide suite over these domains, as ``shared(persistentDomain:globalDomain:)``.
+    package static func shared(persistentDomain: any DomainStorage, globalDomain: (any DomainStorage)?,
+                               systemDomains: [any DomainStorage], managedDomains: [any DomainStorage]) -> DefaultsSuite {
         // The registry keeps the domains alive, so an identity is never reused.
-        let registryKey = [ObjectIdentifier(persistentDomain), globalDomain.map { ObjectIdentifier($0) }]
+        let registryKey = ([persistentDomain, globalDomain] + systemDomains + [nil] + managedDomains)
+            .map { $0.map { ObjectIdentifier($0) } }
         return registry.withLock { suites in
             if let existing = suites[registryKey] { return existing }
-            let suite = DefaultsSuite(persistentDomain: persistentDomain, globalDomain: globalDomain, argumentDomain: processArgumentDomain)
+            let suite = DefaultsSuite(persistentDomain: persistentDomain, globalDomain: globalDomain,
+                                      systemDomains: systemDomains, managedDomains: managedDomains,
+                                      argumentDomain: processArgumentDomain)
             suites[registryKey] = suite
             return suite
         }
@@ -195,74 +204,154 @@ public final class DefaultsSuite: Sendable {
     /// collection the persistent domain does not hold yet starts from the collection a read returns, so
     /// registered entries are then written along with the new one.)
     public func register(propertyListDefaults defaults: [String: PropertyListValue]) {
-        registered.withLock { $0.merge(defaults) { _, new in new } }
+        _ = try? registered.modify(repairing: .failIfUnreadable) { $0.merge(defaults) { _, new in new } }
     }
 
     /// The registration domain as it is now.
-    public var registrationDomain: [String: PropertyListValue] { registered.withLock { $0 } }
+    public var registrationDomain: [String: PropertyListValue] { registered.contents }
 
     // MARK: Reading
 
-    /// The value of `key` from the first domain in the search list that holds it, or `nil`.
+    /// The value of `key` as the search list supplies it, or `nil`.
     ///
-    /// - Throws: The persistent or global domain's read errors (an unreadable file is reported, not
-    ///   skipped) when the search reaches that domain.
+    /// - Throws: The read errors of a domain the search reaches (an unreadable file is reported, not
+    ///   skipped).
     public func value(forKey key: String) throws(PrefsError) -> PropertyListValue? {
-        try lookup(key)?.value
+        try find(key)?.value
     }
 
-    /// The value of `key` and the domain it came from, or `nil` when no domain holds it.
+    /// The value of `key` and the domain that supplied it, or `nil` when no domain holds it.
     ///
-    /// - Throws: The persistent or global domain's read errors when the search reaches that domain.
+    /// For a dictionary built entry by entry (with a managed or system domain), the domain is the one
+    /// that supplied the dictionary itself, or, when only those domains hold the key, that domain.
+    /// - Throws: The read errors of a domain the search reaches.
     public func lookup(_ key: String) throws(PrefsError) -> (value: PropertyListValue, domain: SearchDomain)? {
         try find(key).map { ($0.value, $0.domain) }
     }
 
-    /// A value found by the search list, with the snapshot it came from (for the file domains), so
-    /// that a caller can cache what it derives from the value by the snapshot's identity.
+    /// A value found by the search list, with the snapshots it was built from, so that a caller can
+    /// cache what it derives from the value by their identity.
     package struct Found {
         package let value: PropertyListValue
         package let domain: SearchDomain
+        /// The snapshot of the domain that supplied the value, when one domain did.
         package let snapshot: DomainSnapshot?
+        /// When the value was built entry by entry: the snapshots of every domain read to build it, in
+        /// search-list order (empty otherwise, so that the common read allocates nothing).
+        package let layers: [DomainSnapshot]
+
+        init(value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot) {
+            (self.value, self.domain, self.snapshot, self.layers) = (value, domain, snapshot, [])
+        }
+
+        init(value: PropertyListValue, domain: SearchDomain, layers: [DomainSnapshot]) {
+            (self.value, self.domain, self.snapshot, self.layers) = (value, domain, nil, layers)
+        }
+
     }
 
-    /// The search list in order, made once (`allCases` would build an array at every read).
-    private static let searchList = SearchDomain.allCases
-
-    /// Searches the domains in search-list order, beginning with `first`.
-    package func find(_ key: String, from first: SearchDomain = .arguments) throws(PrefsError) -> Found? {
-        for domain in Self.searchList.drop(while: { $0 != first }) {
-            switch domain {
-            case .arguments:
-                if let value = argumentDomain[key] { return Found(value: value, domain: domain, snapshot: nil) }
-            case .persistent:
-                let snapshot = try persistentDomain.snapshot()
-                if let value = snapshot.contents[key] { return Found(value: value, domain: domain, snapshot: snapshot) }
-            case .global:
-                // Skipped when it is the writable domain (an application domain named `.GlobalPreferences`):
-                // searched already, and reading it again while it is being modified would wait on itself.
-                guard let globalDomain, globalDomain !== persistentDomain else { continue }
-                let snapshot = try globalDomain.snapshot()
-                if let value = snapshot.contents[key] { return Found(value: value, domain: domain, snapshot: snapshot) }
-            case .registration:
-                if let value = registered.withLock({ $0[key] }) { return Found(value: value, domain: domain, snapshot: nil) }
+    /// Searches the domains in search-list order.
+    ///
+    /// Without entry-by-entry domains, the first whole-value domain holding `key` supplies it. With them,
+    /// a dictionary is built entry by entry: the forced entries of the managed domains, else the entries
+    /// of the dictionary the whole-value domains supply, else the system domains' entries. A value that
+    /// is not a dictionary is never merged: a forced one wins whole, a system one only where no other
+    /// domain holds the key.
+    package func find(_ key: String) throws(PrefsError) -> Found? {
+        guard entryByEntry else {
+            for source in sources {
+                let snapshot = try source.storage.snapshot()
+                if let value = snapshot.contents[key] { return Found(value: value, domain: source.role, snapshot: snapshot) }
             }
+            return nil
+        }
+        var forced: [(PropertyListValue, DomainSnapshot)] = []
+        var whole: (value: PropertyListValue, domain: SearchDomain)?
+        var defaults: [(PropertyListValue, DomainSnapshot)] = []
+        var snapshots: [DomainSnapshot] = []
+        for source in sources {
+            switch source.role.combination {
+            case .wholeValue:
+                guard whole == nil else { continue }
+                let snapshot = try source.storage.snapshot()
+                snapshots.append(snapshot)
+                if let value = snapshot.contents[key] { whole = (value, source.role) }
+            case .forcedEntries, .defaultEntries:
+                let snapshot = try source.storage.snapshot()
+                snapshots.append(snapshot)
+                guard let value = snapshot.contents[key] else { continue }
+                if source.role.combination == .forcedEntries {
+                    forced.append((value, snapshot))
+                } else {
+                    defaults.append((value, snapshot))
+                }
+            }
+        }
+        return Self.combine(forced: forced.map(\.0), whole: whole, defaults: defaults.map(\.0), snapshots: snapshots)
+    }
+
+    /// Builds the value of one key from what each kind of domain holds (see ``find(_:)``).
+    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain)?,
+                                defaults: [PropertyListValue], snapshots: [DomainSnapshot]) -> Found? {
+        // Lowest precedence first: system defaults, the whole value, then forced entries.
+        var result: PropertyListValue?
+        var domain: SearchDomain?
+        for value in defaults.reversed() {
+            result = layer(value, over: result)
+            domain = domain ?? .system
+        }
+        if let whole {
+            // A whole value supplies the dictionary; system entries only fill in a dictionary.
+            result = layer(whole.value, over: result)
+            domain = whole.domain
+        }
+        for value in forced.reversed() {
+            result = layer(value, over: result)
+            if whole == nil { domain = .managed }
+        }
+        guard let result, let domain else { return nil }
+        return Found(value: result, domain: domain, layers: snapshots)
+    }
+
+    /// `upper` over `lower`: the entries of two dictionaries, `upper`'s winning; any other value whole.
+    private static func layer(_ upper: PropertyListValue, over lower: PropertyListValue?) -> PropertyListValue {
+        guard case .dictionary(let upperEntries) = upper, case .dictionary(let lowerEntries)? = lower else { return upper }
+        return .dictionary(lowerEntries.merging(upperEntries) { _, new in new })
+    }
+
+    /// The value a collection not stored yet starts from: what the global or registration domain supplies
+    /// (never a managed or system entry, which are not copied into the user's domain).
+    package func startingPoint(forKey key: String) throws(PrefsError) -> PropertyListValue? {
+        for source in sources where source.role.isStartingPoint {
+            if let value = try source.storage.snapshot().contents[key] { return value }
         }
         return nil
     }
 
+    /// The entries of the managed domains under `key`, the ones a write may not change, with the
+    /// location of the domain that forces each: empty without a managed domain.
+    package func forcedEntries(forKey key: String) throws(PrefsError) -> [String: (value: PropertyListValue, location: String)] {
+        var forced: [String: (value: PropertyListValue, location: String)] = [:]
+        for source in sources.reversed() where source.role.combination == .forcedEntries {
+            guard case .dictionary(let entries)? = try source.storage.snapshot().contents[key] else { continue }
+            for (name, value) in entries { forced[name] = (value, source.storage.location) }
+        }
+        return forced
+    }
+
     /// Every key visible through the search list with the value a read of it would return.
     ///
-    /// Values are whole: a dictionary under a key comes from one domain, never merged across domains.
-    /// - Throws: The persistent or global domain's read errors.
+    /// Values are whole, except that managed and system domains combine entry by entry (see
+    /// ``lookup(_:)``).
+    /// - Throws: The read errors of the suite's domains.
     public func propertyListRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
-        let persistent = try persistentDomain.snapshot().contents  // first: an unavailable suite shows nothing
-        var merged = registrationDomain
-        if let globalDomain, globalDomain !== persistentDomain {
-            merged.merge(try globalDomain.snapshot().contents) { _, new in new }
+        _ = try persistentDomain.snapshot()  // first: an unavailable suite shows nothing
+        var keys = Set<String>()
+        for source in sources { keys.formUnion(try source.storage.snapshot().contents.keys) }
+        var merged: [String: PropertyListValue] = [:]
+        for key in keys {
+            if let found = try find(key) { merged[key] = found.value }
         }
-        merged.merge(persistent) { _, new in new }
-        merged.merge(argumentDomain) { _, new in new }
         return merged
     }
 

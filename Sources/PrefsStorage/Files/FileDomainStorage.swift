@@ -1,6 +1,7 @@
 import Foundation
 import PrefsPropertyList
 import Glibc
+import Synchronization
 
 /// A persistent domain kept in a binary property-list file, safe to share between threads and
 /// processes.
@@ -37,6 +38,14 @@ public final class FileDomainStorage: DomainStorage {
     let temporaryPath: String
     let system: SystemCalls
     private let cache = Locked<CachedDomain?>(nil)
+    private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
+
+    /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
+    /// of the process-wide ``DomainWatching`` settings (which tests running in parallel share).
+    package var watchSettings: (fallback: DomainWatching.Fallback, pollingInterval: Duration)? {
+        get { watchOverride.withLock { $0 } }
+        set { watchOverride.withLock { $0 = newValue } }
+    }
 
     /// The domain file's path.
     public var location: String { path }
@@ -197,27 +206,8 @@ public final class FileDomainStorage: DomainStorage {
         }
     }
 
-    /// The largest domain file read or written (64 MiB): far beyond any preferences, and small enough
-    /// that a huge or sparse file put in its place cannot exhaust memory. One limit for both, so that no
-    /// write can produce a file that reads refuse.
-    package static let maximumFileSize = 64 << 20
-
-    /// The bytes of a domain file holding `contents`, refused when no read would accept them: every
-    /// domain writes through this, so that code tested in memory behaves as it will on disk.
-    /// - Throws: ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the keys whose values,
-    ///   built directly as ``PropertyListValue``, nest deeper than a file may (checked first: encoding
-    ///   far deeper values would overflow the stack); ``PrefsError/domainTooLarge(path:size:limit:)``
-    ///   when the file would exceed ``maximumFileSize``, which would make every collection of the
-    ///   domain unreadable.
-    static func encodedDomain(_ contents: [String: PropertyListValue], location: String) throws(PrefsError) -> [UInt8] {
-        let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
-        if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
-        let bytes = BinaryPropertyList.encode(.dictionary(contents))
-        guard bytes.count <= maximumFileSize else {
-            throw .domainTooLarge(path: location, size: bytes.count, limit: maximumFileSize)
-        }
-        return bytes
-    }
+    /// The largest domain file read or written: ``DomainLimits/maximumSize``, one limit for both.
+    package static var maximumFileSize: Int { DomainLimits.maximumSize }
 
     #if DEBUG
     private static let parses = Locked([String: Int]())
@@ -276,10 +266,10 @@ public final class FileDomainStorage: DomainStorage {
             try transform(&contents)
             if !moveAside && !current.exists && contents.isEmpty { return current }
 
-            let bytes = try Self.encodedDomain(contents, location: path)
-            // Unchanged when the bytes are: `==` alone would also skip a change it cannot see
+            // Unchanged only when identical: `==` alone would also skip a change it cannot see
             // (-0.0 for 0.0, another Unicode normalization of an equal string).
-            if !moveAside, let previous = cached, previous.bytes == bytes { return current }
+            if !moveAside, current.exists, PropertyListValue.dictionary(contents, isIdenticalTo: current.contents) { return current }
+            let bytes = try DomainLimits.encoded(contents, location: path)
             let aside = moveAside ? try keepUnreadableFileAside() : nil
             do throws(PrefsError) {
                 try replaceFile(with: bytes)

@@ -1,0 +1,7 @@
+/// A watch started by ``DomainStorage/watchChanges(_:)``: changes are told until it is cancelled or
+/// released.
+public protocol DomainChangeWatch: AnyObject, Sendable {
+    /// Stops telling of changes; idempotent. A call already running may finish.
+    func cancel()
+}
+

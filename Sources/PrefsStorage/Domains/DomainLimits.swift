@@ -1,0 +1,31 @@
+import PrefsPropertyList
+
+/// What any domain may hold, whatever keeps it: every backend of the package writes through these
+/// checks, so that code tested in memory behaves as it will on disk, and no write produces a domain
+/// that a read refuses.
+package enum DomainLimits {
+    /// The largest domain read or written (64 MiB): far beyond any preferences, and small enough that a
+    /// huge or sparse file put in a domain file's place cannot exhaust memory.
+    package static let maximumSize = 64 << 20
+
+    /// The binary property-list bytes of a domain holding `contents`, refused when no read would accept them.
+    /// - Throws: ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the keys whose values,
+    ///   built directly as ``PropertyListValue``, nest deeper than a property list may (checked first:
+    ///   encoding far deeper values would overflow the stack); ``PrefsError/domainTooLarge(path:size:limit:)``
+    ///   when the domain would exceed `limit`, which would make every collection of the domain unreadable.
+    package static func encoded(_ contents: [String: PropertyListValue], location: String,
+                                limit: Int = maximumSize) throws(PrefsError) -> [UInt8] {
+        let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
+        if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
+        let bytes = BinaryPropertyList.encode(.dictionary(contents))
+        guard bytes.count <= limit else {
+            throw .domainTooLarge(path: location, size: bytes.count, limit: limit)
+        }
+        return bytes
+    }
+
+    /// Checks `contents` against the limits of ``encoded(_:location:limit:)``, discarding the bytes.
+    package static func check(_ contents: [String: PropertyListValue], location: String) throws(PrefsError) {
+        _ = try encoded(contents, location: location)
+    }
+}

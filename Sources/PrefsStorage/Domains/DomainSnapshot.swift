@@ -1,0 +1,33 @@
+import Foundation
+import PrefsPropertyList
+
+/// The contents of one persistent domain at one moment: storage key → stored value.
+///
+/// Immutable and shared: while a domain is unchanged, every read returns the same snapshot object,
+/// so a caller can cache work derived from it (such as a conversion to native values) by identity.
+public final class DomainSnapshot: Sendable {
+    /// Storage key → stored value.
+    public let contents: [String: PropertyListValue]
+
+    /// Whether the domain existed when read (a missing file reads as an empty snapshot).
+    public let exists: Bool
+
+    /// Makes a snapshot of `contents`: what a ``DomainStorage`` implementation of your own returns from
+    /// ``DomainStorage/snapshot()``. Return a new snapshot only when the contents changed, and the same
+    /// object while they did not, so that callers' caches keyed by the snapshot's identity stay valid.
+    public convenience init(contents: [String: PropertyListValue]) {
+        self.init(contents: contents, exists: true)
+    }
+
+    /// Makes a snapshot; `exists` is `false` only for a domain that does not exist (never written, or
+    /// removed), whose `contents` are then empty.
+    public init(contents: [String: PropertyListValue], exists: Bool) {
+        self.contents = contents
+        self.exists = exists
+    }
+
+    /// The empty snapshot of a domain that does not exist: what ``DomainStorage/snapshot()`` of a
+    /// backend of your own returns before the domain is first written.
+    public static let missing = DomainSnapshot(contents: [:], exists: false)
+}
+

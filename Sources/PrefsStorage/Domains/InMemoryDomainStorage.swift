@@ -1,0 +1,91 @@
+import PrefsPropertyList
+import Synchronization
+
+/// A domain kept in memory: the same behaviour as a file domain, for tests and for values that must
+/// not outlive the process. Safe to use from several threads.
+///
+/// Every object is one domain. Two suites (or two instances) given the same object share it, and an
+/// instance watching changes made elsewhere (``DomainStorage/watchChanges(_:)``) hears the other's writes.
+public final class InMemoryDomainStorage: DomainStorage {
+    private struct State {
+        var snapshot: DomainSnapshot
+        var watchers: [Int: @Sendable () -> Void] = [:]
+        var nextWatcher = 0
+    }
+    private let state: Mutex<State>
+
+    /// A description used in messages.
+    public let location: String
+
+    /// Makes a domain holding `contents`; an empty dictionary makes a domain that does not exist yet.
+    public init(contents: [String: PropertyListValue] = [:], location: String = "in-memory domain") {
+        self.state = Mutex(State(snapshot: contents.isEmpty ? .missing : DomainSnapshot(contents: contents)))
+        self.location = location
+    }
+
+    /// Whether the domain has been written and not emptied since.
+    public var isKnownToExist: Bool { state.withLock { $0.snapshot.exists } }
+
+    /// The current contents; never throws.
+    public func snapshot() throws(PrefsError) -> DomainSnapshot {
+        state.withLock { $0.snapshot }
+    }
+
+    /// Changes the contents under the domain's lock, then tells every watch of a change.
+    ///
+    /// An in-memory domain is always readable, so `policy` makes no difference. Nothing changes if
+    /// `transform` throws or leaves the contents as they were.
+    /// - Returns: The snapshot after the change (the same object when nothing changed).
+    /// - Throws: What `transform` throws.
+    @discardableResult
+    public func modify(
+        repairing policy: RepairPolicy,
+        _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
+    ) throws(PrefsError) -> DomainSnapshot {
+        let (result, toTell) = try state.withLock { (state: inout State) throws(PrefsError) -> (DomainSnapshot, [@Sendable () -> Void]) in
+            let current = state.snapshot
+            var contents = current.contents
+            try transform(&contents)
+            // The same limits as a file domain's, so that code tested in memory behaves the same on disk.
+            try DomainLimits.check(contents, location: location)
+            let unchanged = current.exists
+                ? PropertyListValue.dictionary(contents, isIdenticalTo: current.contents)
+                : contents.isEmpty
+            if unchanged { return (current, []) }
+            state.snapshot = DomainSnapshot(contents: contents)
+            return (state.snapshot, Array(state.watchers.values))
+        }
+        // Outside the lock: a handler may read the domain.
+        for onChange in toTell { onChange() }
+        return result
+    }
+
+    /// Tells `onChange` after every change made through this object, by anyone.
+    public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        let identifier = state.withLock { state in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = onChange
+            return state.nextWatcher
+        }
+        return InMemoryWatch { [weak self] in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: identifier) }
+        }
+    }
+}
+
+/// The watch of an ``InMemoryDomainStorage``: removes its handler when cancelled or released.
+private final class InMemoryWatch: DomainChangeWatch {
+    private let stop: Mutex<(@Sendable () -> Void)?>
+
+    init(stop: @escaping @Sendable () -> Void) { self.stop = Mutex(stop) }
+
+    func cancel() {
+        let stop = self.stop.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        stop?()
+    }
+
+    deinit { cancel() }
+}
