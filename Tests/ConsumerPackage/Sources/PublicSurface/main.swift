@@ -33,6 +33,7 @@ func typeName(_ value: PropertyListValue) -> String {
     case .string: "string"
     case .bool: "bool"
     case .integer: "integer"
+    case .unsignedInteger: "unsigned integer"
     case .real: "real"
     case .float: "float"
     case .date: "date"
