@@ -555,7 +555,7 @@ struct PropertyListNativeConversionTests {
         #expect(PropertyListValue([1: "one"] as [Int: String]) == nil)
         #expect(PropertyListValue([1, nil, 3] as [Int?]) == nil)
         #expect(PropertyListValue(Optional<Int>.none as Any) == nil)
-        #expect(PropertyListValue(UInt64.max) == nil)
+        #expect(PropertyListValue(Int128(UInt64.max) + 1) == nil)
         #expect(PropertyListValue([AnyHashable(1): "one"] as [AnyHashable: Any]) == nil)
     }
 
@@ -565,7 +565,7 @@ struct PropertyListNativeConversionTests {
         #expect(PropertyListValue(NSNumber(value: false)) == .bool(false))
         #expect(PropertyListValue(NSNumber(value: 1)) == .integer(1))
         #expect(PropertyListValue(NSNumber(value: 1.5)) == .real(1.5))
-        #expect(PropertyListValue(NSNumber(value: UInt64.max)) == nil)
+        #expect(PropertyListValue(NSNumber(value: UInt64.max)) == .unsignedInteger(.max))
     }
 
     @Test("String-keyed [AnyHashable: Any] and Foundation collections are accepted")
