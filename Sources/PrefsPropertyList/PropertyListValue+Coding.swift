@@ -20,7 +20,8 @@ extension PropertyListValue {
     /// inside a key or string is ignored, a leading U+FEFF in a string or key is kept, and of two keys
     /// that Swift's `String ==` treats as equal (a precomposed `"é"` and `"e\u{301}"`, which Python
     /// and CoreFoundation keep apart) the one in normalization form C survives with its value, as in a
-    /// binary file; a later write of the value drops the other.
+    /// binary file. A value holds one entry per key, so encoding it again drops the other; a domain file
+    /// keeps both, because the storage layer keeps the other entry aside and writes it back.
     ///
     /// - Parameter data: The whole file.
     /// - Throws: ``PropertyListCodingError`` when the bytes are not a binary or XML property list,

@@ -52,7 +52,7 @@ struct EquivalentKeysTests {
         #expect(encodings.count == 1)
     }
 
-    @Test("Writing the value back keeps one entry per key: the other spelling's entry is gone from the file")
+    @Test("Encoding the decoded value alone keeps one entry per key (the value cannot hold both; a domain write keeps the other)")
     func laterWriteDropsTheOther() throws {
         let value = try PropertyListValue(propertyListData: Data(try pythonFile("BINARY")))
         let rewritten = BinaryPropertyList.encode(value)

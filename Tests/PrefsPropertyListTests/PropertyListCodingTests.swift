@@ -488,10 +488,14 @@ struct PropertyListTextTests {
         ]))
     }
 
-    @Test("An XML integer beyond the 64-bit range is rejected")
-    func xmlOversizedInteger() {
+    @Test("An XML integer beyond the 64-bit range is rejected; UInt64.max is not beyond it")
+    func xmlOversizedInteger() throws {
+        for digits in ["18446744073709551616", "-9223372036854775809"] {
+            let xml = "<plist version=\"1.0\"><integer>\(digits)</integer></plist>"
+            #expect(throws: PropertyListCodingError.self, "\(digits)") { try PropertyListText.decode(Data(xml.utf8)) }
+        }
         let xml = "<plist version=\"1.0\"><integer>18446744073709551615</integer></plist>"
-        #expect(throws: PropertyListCodingError.self) { try PropertyListText.decode(Data(xml.utf8)) }
+        #expect(try PropertyListText.decode(Data(xml.utf8)) == .unsignedInteger(.max))
     }
 
     @Test("XML export round-trips through the XML reader, dates to the whole second")
