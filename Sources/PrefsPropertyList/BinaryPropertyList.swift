@@ -19,9 +19,10 @@ package enum BinaryPropertyList {
     /// The value must pass ``isWithinDepthLimit(_:)``; every value made by ``PropertyListValue/init(_:)``
     /// or decoded here does.
     ///
-    /// Dictionary keys are written in sorted order, so two dictionaries that compare equal encode to
-    /// the same bytes no matter how they were built (`0.0`/`-0.0` and differently normalized but
-    /// equal strings are the exceptions: `==` ignores what the bytes keep).
+    /// Dictionary keys are written in code-point order (``EquivalentKeys/precedes(_:_:)``), so two
+    /// dictionaries that compare equal encode to the same bytes no matter how they were built
+    /// (`0.0`/`-0.0` and differently normalized but equal strings are the exceptions: `==` ignores what
+    /// the bytes keep).
     /// Nothing is uniqued: uniquing costs a hash per string, and domain files are small.
     package static func encode(_ root: PropertyListValue) -> [UInt8] {
         encode(root, shadowed: nil)
@@ -31,7 +32,7 @@ package enum BinaryPropertyList {
     ///
     /// - Parameter shadowed: Entries to write beside those of `root`'s dictionaries, each in its
     ///   dictionary, as ``ShadowedEntries/retained(in:)`` of `root` returns them (only then does no
-    ///   dictionary get a key twice); keys equal under `==` are written in code-point order.
+    ///   dictionary get a key twice).
     package static func encode(_ root: PropertyListValue, shadowed: ShadowedEntries?) -> [UInt8] {
         var census = Census()
         census.count(root, shadowed)
@@ -148,9 +149,9 @@ package enum BinaryPropertyList {
             }
         }
 
-        /// Keys in sorted order make the bytes a function of the dictionary's contents alone.
+        /// Keys in code-point order make the bytes a function of the dictionary's contents alone.
         private mutating func writeDictionary(_ values: [String: PropertyListValue], shadowed: ShadowedEntries?) {
-            var entries = values.sorted { $0.key < $1.key }
+            var entries = values.sorted { EquivalentKeys.precedes($0.key, $1.key) }
             if let shadowed, !shadowed.entries.isEmpty { entries = Self.merged(entries, shadowed.entries) }
             appendMarker(0xD0, count: entries.count)
             let firstKey = reserveRefs(entries.count * 2)
@@ -167,16 +168,12 @@ package enum BinaryPropertyList {
             }
         }
 
-        /// The entries with the shadowed ones among them: keys equal under `==` follow each other, in
-        /// code-point order, so that the bytes stay a function of the contents.
+        /// The entries with the shadowed ones among them, in the same order.
         @inline(never)
         private static func merged(
             _ entries: [(key: String, value: PropertyListValue)], _ shadowed: [ShadowedEntries.Entry]
         ) -> [(key: String, value: PropertyListValue)] {
-            (entries + shadowed.map { (key: $0.key, value: $0.value) }).sorted { a, b in
-                if a.key != b.key { return a.key < b.key }
-                return a.key.unicodeScalars.lexicographicallyPrecedes(b.key.unicodeScalars) { $0.value < $1.value }
-            }
+            (entries + shadowed.map { (key: $0.key, value: $0.value) }).sorted { EquivalentKeys.precedes($0.key, $1.key) }
         }
 
         @inline(never)

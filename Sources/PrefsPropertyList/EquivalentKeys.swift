@@ -48,6 +48,17 @@ package enum EquivalentKeys {
         return true
     }
 
+    /// The order in which a writer puts a dictionary's keys: code-point order (UTF-8 byte order), as
+    /// Python's `plistlib` sorts them.
+    ///
+    /// Not Swift's `<`, which is no total order over keys that are not in normalization form C: neither
+    /// `"e\u{301}" < "\u{E9}z"` nor the reverse holds, though the two differ, so a sort by `<` could order
+    /// one dictionary's keys differently from one encoding to the next. Code-point order is total, and
+    /// puts two spellings of an equal key in a fixed order too.
+    package static func precedes(_ key: String, _ other: String) -> Bool {
+        key.utf8.lexicographicallyPrecedes(other.utf8)
+    }
+
     /// Whether `key` wins over `other`, a different spelling of an equal key: the spelling in Unicode
     /// normalization form C wins (the precomposed one, which Swift source, keyboards and most text use,
     /// so a write back keeps the canonical spelling; at most one of two canonically equivalent

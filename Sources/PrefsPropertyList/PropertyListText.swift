@@ -106,7 +106,7 @@ package enum PropertyListText {
 
     // MARK: Writing
 
-    /// Writes a value as an XML property list, with dictionary keys sorted so output is stable.
+    /// Writes a value as an XML property list, with dictionary keys in code-point order so output is stable.
     ///
     /// XML is lossier than binary, as it is for Apple's tools: a date keeps whole seconds only (years
     /// are clamped to 1...9999, the range other readers accept), a 4-byte real is written with the
@@ -168,7 +168,7 @@ package enum PropertyListText {
             case .dictionary(let values):
                 guard !values.isEmpty else { return append("<dict/>\n") }
                 append("<dict>\n")
-                for (key, element) in values.sorted(by: { $0.key < $1.key }) {
+                for (key, element) in values.sorted(by: { EquivalentKeys.precedes($0.key, $1.key) }) {
                     bytes.append(contentsOf: repeatElement(0x09, count: indent + 1))
                     append("<key>")
                     appendEscaped(key)

@@ -46,7 +46,8 @@ extension PropertyListValue {
 
     /// The value as a binary property list (`bplist00`): the bytes a domain file holds.
     ///
-    /// Dictionary keys are written sorted, so equal values give identical bytes.
+    /// Dictionary keys are written sorted by code point (as Python's `plistlib` sorts them), so equal
+    /// values give identical bytes.
     /// - Throws: ``PropertyListCodingError`` when the value nests deeper than the library reads back
     ///   (values made by ``init(_:)`` or decoded by this library never do).
     public func binaryPropertyListData() throws(PropertyListCodingError) -> Data {
@@ -54,7 +55,7 @@ extension PropertyListValue {
         return Data(BinaryPropertyList.encode(self))
     }
 
-    /// The value as an XML property list (UTF-8), with dictionary keys sorted so output is stable.
+    /// The value as an XML property list (UTF-8), with dictionary keys sorted by code point so output is stable.
     ///
     /// XML is lossier than binary, as with Apple's tools: dates keep whole seconds only, and a
     /// ``float(_:)`` is written with the digits of its exact `Double` value (XML has no 4-byte real),
