@@ -306,7 +306,8 @@ open class RVS_PersistentPrefs {
         lastError = nil
         do {
             let result = try body()
-            if notifies { lastError = nil }
+            // A success over an administrator's broken file still says so (after handlers' own operations).
+            if notifies { lastError = userDefaults?.administratorProblems(forCollection: key).first }
             return result
         } catch {
             lastError = error
@@ -331,7 +332,10 @@ open class RVS_PersistentPrefs {
         if let pinned = externalChanges.pinnedCollection { return pinned }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
-            guard let (entries, snapshot) = try collection.read() else { return [:] }
+            var problems: [PrefsError] = []
+            // Reported, though the read succeeds with the other domains' values.
+            defer { if let problem = problems.first { lastError = problem } }
+            guard let (entries, snapshot) = try collection.read(problems: &problems) else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
                 return cache.values
             }
@@ -389,6 +393,7 @@ open class RVS_PersistentPrefs {
             let unknown = names.filter { !allowed.contains($0) }
             if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
             let collection = try collection()
+            try collection.refuseForced(names + removed)
             // Validate before taking the domain's lock whenever a rejection found under it would come too
             // late: incompatible values, a `.prior` notification about to be sent, or a domain file that
             // may not exist yet (the lock would create its directory and lock file).
