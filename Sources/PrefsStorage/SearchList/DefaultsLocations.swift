@@ -29,7 +29,7 @@ import Glibc
 /// ### Finding the Locations
 /// - ``current(groupContainer:applicationDomainName:environment:)``
 /// - ``preferencesDirectory(environment:)``
-/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:)``
+/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:systemDirectories:managedDirectory:)``
 ///
 /// ### The Locations
 /// - ``preferencesDirectory``

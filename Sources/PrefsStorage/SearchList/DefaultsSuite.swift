@@ -75,6 +75,10 @@ import Synchronization
 /// - ``removePersistentDomain(forName:)``
 /// - ``persistentDomainName``
 /// - ``volatileDomain(forName:)``
+///
+/// ### Settings an Administrator Forces
+/// - ``objectIsForced(forKey:)``
+/// - ``objectIsForced(forKey:inDomain:)``
 public final class DefaultsSuite: Sendable {
     /// The writable domain: every write and removal goes here and nowhere else.
     public let persistentDomain: any DomainStorage

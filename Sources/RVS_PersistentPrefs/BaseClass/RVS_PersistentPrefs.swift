@@ -54,6 +54,10 @@ import Foundation
 /// - ``modify(_:_:)``
 /// - ``EntryUpdates``
 ///
+/// ### Settings an Administrator Forces
+/// - <doc:Administration>
+/// - ``isForced(_:)``
+///
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
