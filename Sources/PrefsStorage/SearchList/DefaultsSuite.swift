@@ -86,7 +86,7 @@ public final class DefaultsSuite: Sendable {
     public let globalDomain: (any DomainStorage)?
     /// The search list: every domain of the suite with its role, in the order a read consults them.
     package let sources: [SearchSource]
-    private let arguments: ProcessDomainStorage
+    private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
     let userDefaultsState = Locked(UserDefaultsState())
@@ -119,7 +119,7 @@ public final class DefaultsSuite: Sendable {
                  argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
-        arguments = ProcessDomainStorage(contents: argumentDomain, location: "the argument domain")
+        arguments = FixedDomainStorage(contents: argumentDomain, location: "the argument domain")
         registered = ProcessDomainStorage(location: "the registration domain")
         var sources = managedDomains.map { SearchSource(.managed, $0) }
         sources.append(SearchSource(.arguments, arguments))
