@@ -283,7 +283,7 @@ public final class DefaultsSuite: Sendable {
             return nil
         }
         var forced: [PropertyListValue] = []
-        var whole: (value: PropertyListValue, domain: SearchDomain)?
+        var whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?
         var defaults: [PropertyListValue] = []
         var snapshots: [DomainSnapshot] = []
         for source in sources {
@@ -291,7 +291,7 @@ public final class DefaultsSuite: Sendable {
                 guard whole == nil else { continue }
                 let snapshot = try source.storage.snapshot()
                 snapshots.append(snapshot)
-                if let value = snapshot.contents[key] { whole = (value, source.role) }
+                if let value = snapshot.contents[key] { whole = (value, source.role, snapshot) }
                 continue
             }
             guard let snapshot = Self.administratorSnapshot(source, problems: &problems) else { continue }
@@ -328,8 +328,12 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// Builds the value of one key from what each kind of domain holds (see ``find(_:collection:problems:)``).
-    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain)?,
+    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?,
                                 defaults: [PropertyListValue], snapshots: [DomainSnapshot]) -> Found? {
+        // Nothing from an administrator: the value is one domain's, cached by its snapshot as usual.
+        if forced.isEmpty && defaults.isEmpty {
+            return whole.map { Found(value: $0.value, domain: $0.domain, snapshot: $0.snapshot) }
+        }
         // Lowest precedence first: system defaults (the first directory wins), the whole value, then forced entries.
         var result: PropertyListValue?
         var domain: SearchDomain?
