@@ -108,20 +108,16 @@ extension RVS_PersistentPrefs {
     @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
         locked {
-            let name = entry.name
             let encoded: PropertyListValue?
-            var incompatible: [String] = []
+            let encodable: Bool
             do {
                 encoded = try entry.coding.encode(value)
+                encodable = true
             } catch {
                 encoded = nil
-                incompatible = [name]
+                encodable = false
             }
-            let removes = encoded == nil && incompatible.isEmpty
-            updateEntries(setting: removes ? [] : [name], removing: removes ? [name] : [], incompatible: incompatible) { stored, _ in
-                if incompatible.isEmpty { stored[name] = encoded }
-                return removes
-            }
+            perform(.entry(entry.name, encoded: encoded, encodable: encodable))
         }
     }
 }
