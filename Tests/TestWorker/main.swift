@@ -1,6 +1,10 @@
 // A child process for the multi-process tests. Each command works on the domain `<directory>/<domain>.plist`
 // and reports on standard output, so the parent waits on pipes and exit statuses, never on sleeps.
 //
+//   TestWorker default-instance DIR DOMAIN STORAGE_KEY
+//       DIR and DOMAIN are ignored: through an instance over the default suite (the environment decides),
+//       a read of STORAGE_KEY, then a write of its entry "value"; prints "read-error E", "write-error E"
+//       (E is `none` or the error's description) and "path P", the application domain's file or `none`.
 //   TestWorker update-entries DIR DOMAIN STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT single-entry updates through the base class's subscript: entries wWORKER-0 … wWORKER-(COUNT-1);
 //       the names of all WORKERS workers are allowed.
@@ -109,6 +113,16 @@ do {
 OpenPreferences.suite = DefaultsSuite(persistentDomain: domain, arguments: [])
 
 switch command {
+case "default-instance":
+    final class DefaultPrefs: RVS_PersistentPrefs {
+        override var keys: [String] { ["value"] }
+    }
+    let prefs = DefaultPrefs(key: storageKey)
+    say("read-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    prefs["value"] = 1
+    say("write-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    say("path \((prefs.userDefaults?.persistentDomain as? FileDomainStorage)?.path ?? "none")")
+
 case "update-entries":
     guard arguments.count == 8, let worker = Int(arguments[5]), let workers = Int(arguments[6]), let count = Int(arguments[7]) else {
         fail("update-entries needs WORKER WORKERS COUNT")

@@ -7,7 +7,16 @@ import Glibc
 /// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty (a relative path is
 ///   taken relative to the current directory); otherwise `RVS_PersistentPrefs` under
 ///   `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base Directory specification), else
-///   under `~/.config`, with the home directory from `$HOME`, else from the user database.
+///   under `$HOME/.config`. A service with no usable home (`HOME` unset, empty or `/`, as under systemd's
+///   `DynamicUser=`) uses the first directory of `$STATE_DIRECTORY` (systemd's `StateDirectory=`); with
+///   none of these, the application and global domains are unavailable
+///   (``PrefsError/userDefaultsUnavailable(reason:)`` names the variables that would fix it) and
+///   ``preferencesDirectory`` is empty.
+/// - System-wide defaults, read-only: `<dir>/RVS_PersistentPrefs/<domain>.plist` for each directory of
+///   `$CONFIGURATION_DIRECTORY` (systemd's `ConfigurationDirectory=`), then of `$XDG_CONFIG_DIRS`
+///   (default `/etc/xdg`); see ``systemDirectories``.
+/// - Entries an administrator forces: `<managed directory>/<domain>.plist`, the managed directory being
+///   `$RVS_PREFS_MANAGED_DIRECTORY`, else `/etc/RVS_PersistentPrefs/managed`; see ``managedDirectory``.
 /// - The application domain is `<preferences directory>/<applicationDomainName>.plist`.
 /// - The global domain is `<preferences directory>/.GlobalPreferences.plist`.
 /// - A group suite is `<group container>/<groupID>.plist`; the group container is the directory set in
@@ -20,12 +29,14 @@ import Glibc
 /// ### Finding the Locations
 /// - ``current(groupContainer:applicationDomainName:environment:)``
 /// - ``preferencesDirectory(environment:)``
-/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:)``
+/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:systemDirectories:managedDirectory:)``
 ///
 /// ### The Locations
 /// - ``preferencesDirectory``
 /// - ``groupContainer``
 /// - ``applicationDomainName``
+/// - ``systemDirectories``
+/// - ``managedDirectory``
 ///
 /// ### Getting Domains and Suites
 /// - ``applicationDomain(durable:)``
@@ -36,6 +47,9 @@ import Glibc
 /// ### Names
 /// - ``directoryVariable``
 /// - ``groupContainerVariable``
+/// - ``managedDirectoryVariable``
+/// - ``stateDirectoryVariable``
+/// - ``defaultManagedDirectory``
 /// - ``globalDomainName``
 /// - ``executableName``
 public struct DefaultsLocations: Sendable, Hashable {
@@ -43,6 +57,12 @@ public struct DefaultsLocations: Sendable, Hashable {
     public static let directoryVariable = "RVS_PREFS_DIRECTORY"
     /// The environment variable that sets the group container.
     public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
+    /// The environment variable that sets the directory of forced (managed) domain files.
+    public static let managedDirectoryVariable = "RVS_PREFS_MANAGED_DIRECTORY"
+    /// The directory systemd's `StateDirectory=` sets: the preferences directory of a service with no home.
+    public static let stateDirectoryVariable = "STATE_DIRECTORY"
+    /// The directory of forced (managed) domain files when ``managedDirectoryVariable`` is not set.
+    public static let defaultManagedDirectory = "/etc/RVS_PersistentPrefs/managed"
     /// The folder made under the XDG configuration directory (`$XDG_CONFIG_HOME` or `~/.config`).
     static let folderName = "RVS_PersistentPrefs"
     /// The name of the global domain, shared by all of a user's programs: its file is
@@ -55,8 +75,15 @@ public struct DefaultsLocations: Sendable, Hashable {
     public var groupContainer: String
     /// The name of the application domain: its file is `<preferencesDirectory>/<name>.plist`.
     public var applicationDomainName: String
+    /// The directories of system-wide defaults, in order of precedence (the first that supplies an entry
+    /// wins): `RVS_PersistentPrefs` in each directory of `$CONFIGURATION_DIRECTORY`, then of
+    /// `$XDG_CONFIG_DIRS`. Each may hold `<domain>.plist` and the global domain's file, read-only.
+    public var systemDirectories: [String]
+    /// The directory of forced (managed) domain files, or `nil` for none.
+    public var managedDirectory: String?
 
-    /// Makes locations from explicit values, reading no environment.
+    /// Makes locations from explicit values, reading no environment: with no system or managed
+    /// directories unless given.
     ///
     /// Paths are used as given: a directory that is not an absolute path, or a name that cannot be a
     /// file name, makes the domains built from it unavailable (their getters throw
@@ -65,10 +92,15 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   - preferencesDirectory: The directory of the application and global domains.
     ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
     ///   - applicationDomainName: The name of the application domain.
-    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String) {
+    ///   - systemDirectories: The directories of system-wide defaults, first wins (see ``systemDirectories``).
+    ///   - managedDirectory: The directory of forced domain files, or `nil` for none.
+    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String,
+                systemDirectories: [String] = [], managedDirectory: String? = nil) {
         self.preferencesDirectory = preferencesDirectory
         self.groupContainer = groupContainer ?? preferencesDirectory
         self.applicationDomainName = applicationDomainName
+        self.systemDirectories = systemDirectories
+        self.managedDirectory = managedDirectory
     }
 
     /// The locations the environment selects, with optional settings from code taking precedence.
@@ -92,7 +124,18 @@ public struct DefaultsLocations: Sendable, Hashable {
             ?? lookup[groupContainerVariable].map(absolute)
             ?? directory
         let name = applicationDomainName.flatMap { $0.isEmpty ? nil : $0 } ?? executableName
-        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name)
+        let searched = directories(lookup["CONFIGURATION_DIRECTORY"]) + directories(lookup["XDG_CONFIG_DIRS"] ?? "/etc/xdg")
+        let managed = lookup[managedDirectoryVariable].map(absolute) ?? defaultManagedDirectory
+        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name,
+                                 systemDirectories: searched.map { PathBytes.joined($0, folderName) }, managedDirectory: managed)
+    }
+
+    /// The absolute directories of a colon-separated list (relative ones are ignored, as the XDG Base
+    /// Directory specification asks), duplicates dropped.
+    private static func directories(_ list: String?) -> [String] {
+        var seen = Set<String>()
+        return (list ?? "").split(separator: ":").map { PathBytes.trimmed(String($0)) }
+            .filter { PathBytes.isAbsolute($0) && seen.insert($0).inserted }
     }
 
     /// The preferences directory the environment selects (see the type's description).
@@ -105,10 +148,23 @@ public struct DefaultsLocations: Sendable, Hashable {
     private static func preferencesDirectory(_ environment: Environment) -> String {
         if let directory = environment[directoryVariable] { return absolute(directory) }
         if let config = environment["XDG_CONFIG_HOME"], PathBytes.isAbsolute(config) {
-            return config + "/" + folderName
+            return PathBytes.joined(config, folderName)
         }
-        return homeDirectory(environment) + "/.config/" + folderName
+        if let home = environment["HOME"], PathBytes.isAbsolute(home), PathBytes.trimmed(home) != "/" {
+            return PathBytes.joined(PathBytes.joined(home, ".config"), folderName)
+        }
+        // A service with no home (systemd's DynamicUser=, HOME=/): its state directory, when systemd gives one.
+        if let state = environment[stateDirectoryVariable]?.split(separator: ":").first.map(String.init),
+           PathBytes.isAbsolute(state) {
+            return PathBytes.trimmed(state)
+        }
+        return ""
     }
+
+    /// Why there is no preferences directory, for a ``preferencesDirectory`` left empty.
+    static let noDirectoryReason = "there is no preferences directory: HOME is unset, empty or '/', and neither "
+        + "\(directoryVariable) nor XDG_CONFIG_HOME nor \(stateDirectoryVariable) is set; set \(directoryVariable), "
+        + "or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
 
     /// Environment variables, from a given dictionary or else from the process (with `getenv`, which
     /// is cheap enough to call on every operation). An empty value counts as unset.
@@ -141,19 +197,12 @@ public struct DefaultsLocations: Sendable, Hashable {
         return FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    private static func homeDirectory(_ environment: Environment) -> String {
-        if let home = environment["HOME"] { return home }
-        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
-            return String(cString: directory)
-        }
-        return "/"
-    }
-
     /// The writable application domain, shared process-wide per file.
     /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
+        try refuseMissingDirectory()
         try Self.refuseGlobalDomainName(applicationDomainName)
         return try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
     }
@@ -165,7 +214,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be used.
     public func globalDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+        try refuseMissingDirectory()
+        return try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
     }
 
     /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
@@ -185,7 +235,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationSuite(durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain())
+        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain(),
+                             systemDomains: systemDomains(named: applicationDomainName),
+                             managedDomains: managedDomains(named: applicationDomainName))
     }
 
     /// The process-wide suite over the group suite `groupID` and the global domain.
@@ -196,7 +248,28 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
     ///   the container cannot be used.
     public func groupSuite(_ groupID: String, durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain())
+        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain(),
+                             systemDomains: systemDomains(named: groupID), managedDomains: managedDomains(named: groupID))
+    }
+
+    /// The system-wide defaults of the domain `name`: its file in each system directory, then the global
+    /// domain's file in each (a default for this domain wins over a system-wide global default).
+    package func systemDomains(named name: String) -> [any DomainStorage] {
+        let files = systemDirectories.map { ($0, name) } + systemDirectories.map { ($0, Self.globalDomainName) }
+        return files.compactMap { directory, file in
+            (try? FileDomainStorage.shared(directory: directory, name: file)).map { AdministratorDomainStorage.shared($0, verifiesOwnership: false) }
+        }
+    }
+
+    /// The managed (forced) domain `name`, when there is a managed directory.
+    package func managedDomains(named name: String) -> [any DomainStorage] {
+        guard let managedDirectory, let file = try? FileDomainStorage.shared(directory: managedDirectory, name: name) else { return [] }
+        return [AdministratorDomainStorage.shared(file, verifiesOwnership: true)]
+    }
+
+    /// The application and global domains need a preferences directory.
+    private func refuseMissingDirectory() throws(PrefsError) {
+        if preferencesDirectory.isEmpty { throw .userDefaultsUnavailable(reason: Self.noDirectoryReason) }
     }
 
     /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of
@@ -259,6 +332,10 @@ public struct DefaultsLocations: Sendable, Hashable {
             for (name, address) in [(directoryVariable, directory), ("XDG_CONFIG_HOME", configHome), ("HOME", home),
                                     (groupContainerVariable, groupContainer)] where address != 0 {
                 values[name] = String(cString: UnsafePointer<CChar>(bitPattern: address)!)
+            }
+            // Read as they are now, not stamped: they are read once, when a suite is first resolved.
+            for name in [stateDirectoryVariable, managedDirectoryVariable, "CONFIGURATION_DIRECTORY", "XDG_CONFIG_DIRS"] {
+                if let value = Glibc.getenv(name) { values[name] = String(cString: value) }
             }
             return values
         }
