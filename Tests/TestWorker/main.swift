@@ -63,7 +63,7 @@
 import Foundation
 import RVS_PersistentPrefs
 #if DEBUG
-@testable import PrefsStorage  // The watch hub's lock, for `overflow-read`.
+@testable import PrefsStorage  // The watch engine's mutex, for `overflow-read`.
 #else
 import PrefsStorage
 #endif
@@ -413,7 +413,7 @@ func overflowRead(floodArguments: [String]) {
         let output = Pipe()
         flood.standardOutput = output
         #if DEBUG
-        let holdingHubLock = WatchHub.shared.holdingLock
+        let holdingHubLock = WatchEngine.shared.holdingLock
         #else
         func holdingHubLock(_ body: () throws -> Void) throws { fail("overflow-read needs a debug build") }
         #endif
