@@ -254,6 +254,17 @@ public final class FileDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
+        // A write that will be refused creates nothing, not even the lock file: an unreadable domain
+        // (a FIFO, a link to one, a damaged file) is found by a read before the lock is taken. The read
+        // under the lock decides; this one only spares the refusal its traces.
+        if policy == .failIfUnreadable {
+            do {
+                _ = try snapshot()
+            } catch {
+                // Other failures (a missing directory, say) are the write's to report, at its own step.
+                if case .domainUnreadable = error { throw error }
+            }
+        }
         // The file lock first, then the in-process cache: readers in this process take only the
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()

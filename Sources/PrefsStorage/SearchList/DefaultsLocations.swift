@@ -200,9 +200,10 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of
-    /// its name would let one program write what every other program reads as a global default.
+    /// its name, or of the name `UserDefaults` gives it (`NSGlobalDomain`), would let one program write
+    /// what every other program reads as a global default.
     private static func refuseGlobalDomainName(_ name: String) throws(PrefsError) {
-        if name == globalDomainName {
+        if DomainName.globalDomainNames.contains(name) {
             throw .userDefaultsUnavailable(reason: "the domain name '\(name)' is the global domain's, which suites only read")
         }
     }

@@ -124,20 +124,21 @@ struct BaseClassGroupIDTests {
     @Test("An application domain or groupID named like the global domain is unavailable, and the global domain stays unwritten")
     func globalDomainNameCannotBeWritten() async {
         await #expect(processExitsWith: .success) {
-            for asGroupID in [true, false] {
+            // `NSGlobalDomain` too: the name UserDefaults gives the global domain.
+            for (name, asGroupID) in [DefaultsLocations.globalDomainName, "NSGlobalDomain"].flatMap({ name in [(name, true), (name, false)] }) {
                 try withPrivateConfiguration { directory in
                     RVS_PersistentPrefs.groupContainerDirectory = nil  // the default container: the preferences directory
                     if asGroupID {
-                        RVS_PersistentPrefs.groupID = DefaultsLocations.globalDomainName
+                        RVS_PersistentPrefs.groupID = name
                     } else {
-                        RVS_PersistentPrefs.applicationDomainName = DefaultsLocations.globalDomainName
+                        RVS_PersistentPrefs.applicationDomainName = name
                     }
                     let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "injected"])
                     #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
                     prefs["appearance"] = "injected"
                     #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
                     if case .userDefaultsUnavailable(let reason)? = prefs.lastError {
-                        #expect(reason.contains(DefaultsLocations.globalDomainName))
+                        #expect(reason.contains(name))
                     }
                     #expect(everything(directory).isEmpty, "written: \(everything(directory))")
                 }
