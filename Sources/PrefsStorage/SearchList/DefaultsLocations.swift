@@ -105,8 +105,8 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// The locations the environment selects, with optional settings from code taking precedence.
     ///
-    /// Reads the environment each time it is called (with `getenv`, which is cheap), so a change of
-    /// `RVS_PREFS_DIRECTORY` takes effect for later operations. Relative directories, from the
+    /// Reads the environment each time it is called. (``RVS_PersistentPrefs`` resolves its default suite
+    /// once, and reads the environment only then: see <doc:Storage>.) Relative directories, from the
     /// environment or from `groupContainer`, are made absolute against the current directory.
     /// - Parameters:
     ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
@@ -166,8 +166,8 @@ public struct DefaultsLocations: Sendable, Hashable {
         + "\(directoryVariable) nor XDG_CONFIG_HOME nor \(stateDirectoryVariable) is set; set \(directoryVariable), "
         + "or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
 
-    /// Environment variables, from a given dictionary or else from the process (with `getenv`, which
-    /// is cheap enough to call on every operation). An empty value counts as unset.
+    /// Environment variables, from a given dictionary or else from the process. An empty value counts
+    /// as unset.
     private struct Environment {
         let overrides: [String: String]?
 
@@ -273,79 +273,23 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of
-    /// its name would let one program write what every other program reads as a global default.
+    /// its name, or of the name `UserDefaults` gives it (`NSGlobalDomain`), would let one program write
+    /// what every other program reads as a global default.
     private static func refuseGlobalDomainName(_ name: String) throws(PrefsError) {
-        if name == globalDomainName {
+        if DomainName.globalDomainNames.contains(name) {
             throw .userDefaultsUnavailable(reason: "the domain name '\(name)' is the global domain's, which suites only read")
         }
     }
 
-    /// What the locations read from the environment, as the addresses `getenv` returns: equal stamps
-    /// mean the same variables with the same values, so locations computed under one stamp can be
-    /// reused under an equal one without reading any string.
-    ///
-    /// glibc's `setenv` and `unsetenv` never change a value in place: a change gives the variable a new
-    /// address or none. (A program that edits, in place, a string it passed to `putenv` bypasses this.)
-    /// Only the variables that decide are read: with `$RVS_PREFS_DIRECTORY` set, the XDG and home
-    /// variables do not matter.
-    package struct EnvironmentStamp: Equatable, Sendable {
-        private var directory: UInt = 0
-        private var configHome: UInt = 0
-        private var home: UInt = 0
-        private var groupContainer: UInt = 0
-        /// Whether a directory read from the environment is relative, and so depends on the current
-        /// directory too: locations from such an environment must not be reused.
-        package private(set) var dependsOnCurrentDirectory = false
-
-        /// The stamp of the process's environment now.
-        /// - Parameter groupContainer: Whether `$RVS_PREFS_GROUP_CONTAINER` matters (a group suite with
-        ///   no container set in code).
-        package static func current(includingGroupContainer groupContainer: Bool) -> EnvironmentStamp {
-            let slash = CChar(bitPattern: UInt8(ascii: "/"))
-            var stamp = EnvironmentStamp()
-            let directory = Self.getenv("RVS_PREFS_DIRECTORY")
-            stamp.directory = UInt(bitPattern: directory)
-            if let directory, directory.pointee != 0 {
-                stamp.dependsOnCurrentDirectory = directory.pointee != slash
-            } else {
-                let configHome = Self.getenv("XDG_CONFIG_HOME")
-                stamp.configHome = UInt(bitPattern: configHome)
-                if configHome?.pointee != slash {
-                    stamp.home = UInt(bitPattern: Self.getenv("HOME"))
-                }
-            }
-            if groupContainer {
-                let container = Self.getenv("RVS_PREFS_GROUP_CONTAINER")
-                stamp.groupContainer = UInt(bitPattern: container)
-                if let container, container.pointee != 0, container.pointee != slash {
-                    stamp.dependsOnCurrentDirectory = true
-                }
-            }
-            return stamp
+    /// The environment variables that decide the locations, read now: what
+    /// ``current(groupContainer:applicationDomainName:environment:)`` takes as `environment` to compute
+    /// the same locations later without reading the environment again.
+    package static func environmentVariables() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in [directoryVariable, groupContainerVariable, "XDG_CONFIG_HOME", "HOME", stateDirectoryVariable,
+                     managedDirectoryVariable, "CONFIGURATION_DIRECTORY", "XDG_CONFIG_DIRS"] {
+            if let value = getenv(name) { values[name] = String(cString: value) }
         }
-
-        /// The values of the variables the stamp read, as `current(groupContainer:applicationDomainName:environment:)`
-        /// takes them; the others do not decide the locations. glibc never frees a value once set, so the
-        /// recorded addresses stay readable.
-        package var environment: [String: String] {
-            var values: [String: String] = [:]
-            for (name, address) in [(directoryVariable, directory), ("XDG_CONFIG_HOME", configHome), ("HOME", home),
-                                    (groupContainerVariable, groupContainer)] where address != 0 {
-                values[name] = String(cString: UnsafePointer<CChar>(bitPattern: address)!)
-            }
-            // Read as they are now, not stamped: they are read once, when a suite is first resolved.
-            for name in [stateDirectoryVariable, managedDirectoryVariable, "CONFIGURATION_DIRECTORY", "XDG_CONFIG_DIRS"] {
-                if let value = Glibc.getenv(name) { values[name] = String(cString: value) }
-            }
-            return values
-        }
-
-        /// `getenv` of a name known at compile time, passed without converting a `String` (which
-        /// can allocate, on a path every read takes).
-        private static func getenv(_ name: StaticString) -> UnsafeMutablePointer<CChar>? {
-            name.withUTF8Buffer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { Glibc.getenv($0) }
-            }
-        }
+        return values
     }
 }

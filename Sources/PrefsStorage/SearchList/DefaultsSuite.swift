@@ -89,7 +89,7 @@ public final class DefaultsSuite: Sendable {
     private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
-    let userDefaultsState = Locked(UserDefaultsState())
+    let userDefaultsState = Mutex(UserDefaultsState())
 
     /// Makes a suite over `persistentDomain`, with a registration domain of its own.
     ///
@@ -139,7 +139,7 @@ public final class DefaultsSuite: Sendable {
     /// The argument domain, parsed once from the arguments given at creation.
     public var argumentDomain: [String: PropertyListValue] { arguments.contents }
 
-    private static let registry = Locked<[[ObjectIdentifier?]: DefaultsSuite]>([:])
+    private static let registry = Mutex<[[ObjectIdentifier?]: DefaultsSuite]>([:])
 
     /// The process-wide suite over these domains, with this process's arguments, made on first use.
     ///
