@@ -100,10 +100,10 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         var thrown: Failure?
         var result: Value?
         let succeeded = locked {
-            updateEntries(setting: [name], incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
+            updateEntries(setting: [name], removing: entry.formerNames, incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
                 if rehearsal { return false }
                 var value = entry.defaultValue
-                if let current = stored[name], let decoded = try? entry.coding.decode(current) { value = decoded }
+                if let current = entry.definition.storedForm(in: stored), let decoded = try? entry.coding.decode(current) { value = decoded }
                 do throws(Failure) {
                     try transform(&value)
                 } catch {
@@ -116,7 +116,7 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
                 } catch {
                     throw .valuesNotPlistCompatible(invalidElements: [name])
                 }
-                stored[name] = encoded
+                entry.definition.store(encoded, in: &stored)
                 result = value
                 return encoded == nil
             }

@@ -29,7 +29,7 @@ extension RVS_PersistentPrefs {
         if let pinned = externalChanges.pinnedEntries {
             // A change made elsewhere is being told: the value the instance last saw, for `.old`. Not
             // cached, as it is not what is stored.
-            guard let stored = pinned[definition.name] else { return definition.defaultValue }
+            guard let stored = definition.storedForm(in: pinned) else { return definition.defaultValue }
             do {
                 return try definition.coding.decode(stored)
             } catch {
@@ -45,7 +45,7 @@ extension RVS_PersistentPrefs {
            definition.storageKey == collection.storageKey {
             return try definition.cachedValue()
         }
-        let stored = found?.entries[definition.name]
+        let stored = definition.storedForm(in: found?.entries)
         // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
         if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
             definition.snapshot = found?.snapshot
@@ -105,20 +105,24 @@ extension RVS_PersistentPrefs {
     @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
         locked {
-            let name = entry.name
-            let encoded: PropertyListValue?
-            var incompatible: [String] = []
             do {
-                encoded = try entry.coding.encode(value)
+                storeEntry(entry, try entry.coding.encode(value))
             } catch {
-                encoded = nil
-                incompatible = [name]
+                storeEntry(entry, nil, incompatible: true)
             }
-            let removes = encoded == nil && incompatible.isEmpty
-            updateEntries(setting: removes ? [] : [name], removing: removes ? [name] : [], incompatible: incompatible) { stored, _ in
-                if incompatible.isEmpty { stored[name] = encoded }
-                return removes
-            }
+        }
+    }
+
+    /// Stores the stored form `encoded` of `entry` (`nil`: removes it) under its name, removing its former
+    /// names, as one validated single-entry update; `incompatible` refuses the write, naming the entry.
+    @discardableResult
+    func storeEntry<Value>(_ entry: Entry<Value>, _ encoded: PropertyListValue?, incompatible: Bool = false) -> Bool {
+        let name = entry.name
+        let removes = encoded == nil && !incompatible
+        let removed = (removes ? [name] : []) + entry.formerNames
+        return updateEntries(setting: removes ? [] : [name], removing: removed, incompatible: incompatible ? [name] : []) { stored, _ in
+            if !incompatible { entry.definition.store(encoded, in: &stored) }
+            return removes
         }
     }
 }
