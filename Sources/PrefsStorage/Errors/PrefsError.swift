@@ -38,6 +38,7 @@ import PrefsPropertyList
 /// ### Failed Writes
 /// - ``writeFailed(path:step:errno:)``
 /// - ``domainTooLarge(path:size:limit:)``
+/// - ``collectionFromNewerVersion(stored:supported:)``
 /// - ``Step``
 ///
 /// ### Kept for Compatibility
@@ -125,6 +126,12 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// `path` unreadable. Nothing was written; other collections are untouched.
     case domainTooLarge(path: String, size: Int, limit: Int)
 
+    /// A write was refused because the collection was stored by a newer version of the app: its schema
+    /// version, `stored`, is above `supported`, the ``RVS_PersistentPrefs/schemaVersion`` of this
+    /// instance's class. The collection is read as it is; no write of this version changes it, so that
+    /// an older app never overwrites what it does not understand (see <doc:SchemaEvolution>).
+    case collectionFromNewerVersion(stored: Int, supported: Int)
+
     /// Kept for source compatibility with the Apple-platform library; never produced, since a
     /// missing collection is simply empty, without error.
     case noStoredPrefsForKey(key: String)
@@ -161,6 +168,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Could not write \(path): \(step) failed: \(errno); the previous file is unchanged"
         case .domainTooLarge(let path, let size, let limit):
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
+        case .collectionFromNewerVersion(let stored, let supported):
+            return "Rejected write: the collection was stored by schema version \(stored), newer than the \(supported) this app supports; it is read as it is and never written over by this version"
         case .noStoredPrefsForKey(let key):
             return "No stored preferences for the storage key '\(key)'"
         case .unknownError(let error):
