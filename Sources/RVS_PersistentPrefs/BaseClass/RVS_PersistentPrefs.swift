@@ -238,7 +238,7 @@ open class RVS_PersistentPrefs {
     private func load(merging values: [String: Any]?) {
         _ = self.values
         if lastError == nil, let values, !values.isEmpty {
-            update(values.mapValues { Optional($0) })
+            perform(.entries(values.mapValues { Optional($0) }))
         }
     }
 
@@ -271,14 +271,14 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: nil)
             return locked { read() }
         }
-        set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
+        set { locked { perform(.replacement(newValue, repairing: .moveUnreadableAside)) } }
         _modify {
             operationLock.lock()
             defer { operationLock.unlock() }
             var collection = read()
             let readSucceeded = lastError == nil
             yield &collection
-            if readSucceeded { replace(with: collection, repairing: .failIfUnreadable) }
+            if readSucceeded { perform(.replacement(collection, repairing: .failIfUnreadable)) }
         }
     }
 
@@ -297,7 +297,7 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: entry)
             return locked { read() }[entry]
         }
-        set { locked { update([entry: newValue]) } }
+        set { locked { perform(.entries([entry: newValue])) } }
     }
 
     // MARK: Utilities
@@ -323,6 +323,7 @@ open class RVS_PersistentPrefs {
 
     // MARK: Operations
 
+    @discardableResult
     func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
         operationLock.lock()
         defer { operationLock.unlock() }
@@ -376,67 +377,36 @@ open class RVS_PersistentPrefs {
         }
     }
 
-    /// Validates `newValues` and replaces the whole collection with it.
-    private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
-        let change = observers.prepareChange(of: self)
-        let before = currentCollectionForWatching()
-        var written: [String: PropertyListValue] = [:]
-        let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-            let allowed = allowedEntryNames
-            let unknown = newValues.keys.filter { !allowed.contains($0) }
-            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-            written = try PropertyListValue.collection(newValues)
-            try prepareSchema(of: collection(), writing: true)
-            try collection().replace(with: written, repairing: policy) { change?.willChange() }
-            return true
-        }
-        if succeeded {
-            change?.didChange()
-            didWrite(entries: [], before: before ?? [:], written: written)
-        }
-    }
-
-    /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
-    /// collection: what the subscript and the initializer's merge both do.
-    private func update(_ entries: [String: Any?]) {
-        let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
-        var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
-        for (name, value) in entries where value == nil { changes[name] = .some(nil) }
-        updateEntries(setting: entries.filter { $0.value != nil }.map(\.key), removing: entries.filter { $0.value == nil }.map(\.key), incompatible: incompatible) { stored, _ in
-            for (name, value) in changes { stored[name] = value }
-            return changes.values.allSatisfy { $0 == nil }
-        }
-    }
-
-    /// One locked read-modify-write of the stored collection, validated and notified as every write is:
-    /// what the subscript, the initializer's merge, typed entries and `modify` all do.
-    /// - Parameters:
-    ///   - names: The entry names the update sets, checked against ``keys`` before anything else.
-    ///   - incompatible: Entries whose new value is not a property-list value: the update is refused.
-    ///   - apply: Changes the stored entries and returns whether it only removed some (see `StoredCollection.Change`).
-    /// - Returns: Whether the update succeeded; ``lastError`` says why not.
+    /// The one write pipeline: every write of the instance (assigning ``values``, the subscript, an
+    /// initializer's merge, a typed entry's assignment, both forms of `modify`) describes itself as a
+    /// ``CollectionWrite`` and comes here. It checks the names once, checks the write against the stored
+    /// collection before the lock when a rejection found under it would come too late, lets the writable
+    /// domain make it under its lock, and tells the result to observers.
+    /// - Returns: Whether the write succeeded; ``lastError`` says why not.
     @discardableResult
-    func updateEntries(setting names: [String], removing removed: [String] = [], incompatible: [String], _ apply: StoredCollection.Change) -> Bool {
+    func perform(_ write: CollectionWrite) -> Bool {
+        // Before the write: what its notifications need (values before it, `.prior` handlers).
         let change = observers.prepareChange(of: self)
+        let before = write.replacement != nil ? currentCollectionForWatching() : nil
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = allowedEntryNames
-            let unknown = names.filter { !allowed.contains($0) }
-            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+            try write.checkWithoutStore(allowed: allowed)
             let collection = try collection()
-            try prepareSchema(of: collection, writing: true)
-            // Validate before taking the domain's lock whenever a rejection found under it would come too
-            // late: incompatible values, a `.prior` notification about to be sent, or a domain file that
-            // may not exist yet (the lock would create its directory and lock file).
-            let validateFirst = !incompatible.isEmpty || change?.sendsPrior == true
-                || !collection.suite.persistentDomain.isKnownToExist
-            try collection.update(allowed: allowed, incompatible: incompatible, validateFirst: validateFirst, willChange: {
-                change?.willChange()
-            }, apply)
+            try prepareSchema(of: collection, writing: true, repair: write.repair)
+            // Checked first whenever a rejection found under the lock would come too late: incompatible
+            // values, a `.prior` notification about to be sent, or a domain file that may not exist yet (the
+            // lock would create its directory and lock file).
+            if !write.incompatible.isEmpty || change?.sendsPrior == true || !collection.suite.persistentDomain.isKnownToExist {
+                try collection.check(write, allowed: allowed)
+            }
+            change?.willChange()
+            try collection.commit(write, allowed: allowed)
             return true
         }
+        // After a successful write: tell it.
         if succeeded {
             change?.didChange()
-            didWrite(entries: Set(names).union(removed), before: nil)
+            didWrite(entries: write.namedEntries, before: before ?? (write.replacement != nil ? [:] : nil), written: write.replacement)
         }
         return succeeded
     }

@@ -30,9 +30,12 @@ extension RVS_PersistentPrefs {
     /// - A write migrates first (stamping the version even when no collection is stored yet, so that the
     ///   collection it creates is known to be current), then throws
     ///   ``PrefsError/collectionFromNewerVersion(stored:supported:)`` for a newer one.
+    /// - A write that repairs an unreadable domain file (`repair` is ``RepairPolicy/moveUnreadableAside``)
+    ///   moves it aside here already, stamping the version in the new file, so that the collection it then
+    ///   writes is known to be current; any other write over an unreadable file fails as the write would.
     /// - Throws: The domain's read and write errors; ``PrefsError/invalidStoredValue(key:)`` for a collection
     ///   that is not a dictionary; what converting the migrated values throws.
-    func prepareSchema(of collection: StoredCollection, writing: Bool) throws(PrefsError) {
+    func prepareSchema(of collection: StoredCollection, writing: Bool, repair: RepairPolicy = .failIfUnreadable) throws(PrefsError) {
         let supported = type(of: self).schemaVersion
         let suite = ObjectIdentifier(collection.suite)
         if !writing {
@@ -43,7 +46,19 @@ extension RVS_PersistentPrefs {
         let storageKey = collection.storageKey
         let versionKey = Self.schemaVersionKey(for: storageKey)
         let domain = collection.suite.persistentDomain
-        let contents = try domain.snapshot().contents
+        let contents: [String: PropertyListValue]
+        do throws(PrefsError) {
+            contents = try domain.snapshot().contents
+        } catch {
+            // A read reports the error itself, when it reads; so does a write that does not repair.
+            guard writing else { return }
+            guard repair == .moveUnreadableAside, case .domainUnreadable = error else { throw error }
+            if supported > 0 {
+                try domain.modify(repairing: .moveUnreadableAside) { $0[versionKey] = .integer(supported) }
+                schemaState.verified = (suite, storageKey)
+            }
+            return
+        }
         var stored = try Self.schemaVersion(contents[versionKey], key: versionKey)
         if stored < supported, writing || contents[storageKey] != nil {
             stored = try migrate(domain, storageKey: storageKey, versionKey: versionKey, to: supported)

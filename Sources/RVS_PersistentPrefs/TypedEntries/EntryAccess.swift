@@ -108,22 +108,32 @@ extension RVS_PersistentPrefs {
             do {
                 storeEntry(entry, try entry.coding.encode(value))
             } catch {
-                storeEntry(entry, nil, incompatible: true)
+                storeEntry(entry, nil, encodable: false)
             }
         }
     }
 
     /// Stores the stored form `encoded` of `entry` (`nil`: removes it) under its name, removing its former
-    /// names, as one validated single-entry update; `incompatible` refuses the write, naming the entry.
+    /// names in the same update; a value that could not be encoded (`encodable` false) is refused.
     @discardableResult
-    func storeEntry<Value>(_ entry: Entry<Value>, _ encoded: PropertyListValue?, incompatible: Bool = false) -> Bool {
-        let name = entry.name
-        let removes = encoded == nil && !incompatible
-        let removed = (removes ? [name] : []) + entry.formerNames
-        return updateEntries(setting: removes ? [] : [name], removing: removed, incompatible: incompatible ? [name] : []) { stored, _ in
-            if !incompatible { entry.definition.store(encoded, in: &stored) }
-            return removes
-        }
+    func storeEntry<Value>(_ entry: Entry<Value>, _ encoded: PropertyListValue?, encodable: Bool = true) -> Bool {
+        perform(.entry(entry.definition, encoded: encoded, encodable: encodable))
+    }
+}
+
+extension CollectionWrite {
+    /// Stores one typed entry's encoded value (`nil`: removes it) under its name, removing its former names,
+    /// or refuses it when it could not be encoded.
+    static func entry<Value>(_ entry: EntryDefinition<Value>, encoded: PropertyListValue?, encodable: Bool) -> CollectionWrite {
+        var write = CollectionWrite.entry(entry.name, encoded: encoded, encodable: encodable)
+        guard !entry.formerNames.isEmpty, case .edit(let edit) = write.change else { return write }
+        write.removing += entry.formerNames
+        write.change = .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            let removesOnly = try edit.apply(&stored)
+            for former in entry.formerNames { stored[former] = nil }
+            return removesOnly
+        }, isRepeatable: edit.isRepeatable))
+        return write
     }
 }
 

@@ -107,6 +107,20 @@ struct VersionedCollectionTests {
         #expect(fileBytes(try domain().path) == before)
     }
 
+    @Test("Repairing an unreadable domain file stamps the version, so the collection written is not migrated again")
+    func repairStampsTheVersion() throws {
+        VersionTwoSettings.migrationsRun = []
+        let path = try domain().path
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        writeFile(path, Array("not a property list".utf8))
+        let settings = VersionTwoSettings(key: "settings", suite: try suite())
+        settings.values = ["theme": "dark"]
+        #expect(settings.lastError == nil)
+        #expect(try storedDomain()["settings.schemaVersion"] == .integer(2))
+        _ = VersionTwoSettings(key: "settings", suite: try suite())
+        #expect(VersionTwoSettings.migrationsRun.isEmpty)
+    }
+
     @Test("A migration whose result is not a property list fails the operation and writes nothing")
     func brokenMigrationWritesNothing() throws {
         try domain().modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["theme": .string("dark")]) }
