@@ -29,6 +29,13 @@ import Foundation
 /// For `Codable` values, ``PropertyListValue/init(encoding:)`` and ``PropertyListValue/decode(_:)`` give
 /// the stored form an `@Entry` of that type uses, for a bridge that stores the value inside a larger
 /// structure of its own.
+///
+/// ## Topics
+///
+/// ### Converting Values
+/// - ``Value``
+/// - ``serialize(_:)``
+/// - ``deserialize(_:)``
 public protocol PropertyListBridge<Value>: Sendable {
     /// The type of the values this bridge stores.
     associatedtype Value

@@ -20,8 +20,12 @@ extension RVS_PersistentPrefs {
     /// - Reading an absent entry returns the default and writes nothing. Assigning the default stores it;
     ///   assigning `nil` to an `Optional` entry removes it.
     /// - A value is stored as a readable property list: `String`, `Bool`, numbers, `Date` and `Data` as
-    ///   themselves, a `RawRepresentable` as its raw value, `URL` as its absolute string, `UUID` as its
-    ///   string, and any other `Codable` value as its structure (a struct is a dictionary).
+    ///   themselves, a `RawRepresentable` as its raw value (also inside an `Optional`, an array, a `Set` or a
+    ///   `[String: …]` dictionary, without being `Codable`), `URL` as its absolute string, `UUID` as its
+    ///   string, any other `Codable` value as its structure (a struct is a dictionary), and any other type
+    ///   as the ``PropertyListBridge`` given with `bridge:` stores it.
+    /// - `formerly:` lists names the entry was stored under before, and `upgrading:` converts a value stored
+    ///   as an earlier type (see <doc:SchemaEvolution>). Neither writes by reading.
     /// - A stored value that does not decode reads as the default, with
     ///   ``PrefsError/invalidStoredEntry(entry:reason:)`` in ``RVS_PersistentPrefs/lastError``; it is kept
     ///   until the entry is written. ``PrefsObserving/value(of:)`` throws that error instead.
