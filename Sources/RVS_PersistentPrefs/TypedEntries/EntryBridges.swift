@@ -41,10 +41,13 @@ struct ArrayBridge<Element: PropertyListBridge>: PropertyListBridge {
     func deserialize(_ stored: PropertyListValue) throws -> [Element.Value] { try ElementCoding.deserialize(stored, element) }
 }
 
-/// A set of what `Element` stores, kept as an array (property lists have no sets).
+/// A set of what `Element` stores, kept as an array (property lists have no sets), in a stable order, so
+/// that writing an equal set stores the same bytes rather than the order of this run's hashing.
 struct SetBridge<Element: PropertyListBridge>: PropertyListBridge where Element.Value: Hashable {
     let element: Element
-    func serialize(_ value: Set<Element.Value>) throws -> PropertyListValue? { .array(try ElementCoding.serialize(Array(value), element)) }
+    func serialize(_ value: Set<Element.Value>) throws -> PropertyListValue? {
+        .array(try ElementCoding.serialize(Array(value), element).sorted { String(describing: $0) < String(describing: $1) })
+    }
     func deserialize(_ stored: PropertyListValue) throws -> Set<Element.Value> { Set(try ElementCoding.deserialize(stored, element)) }
 }
 

@@ -37,6 +37,8 @@ struct RenamedAndChangedEntriesTests {
         #expect(settings.volume == 0.25)
         #expect(settings.lastError == nil)
         #expect(try stored() == ["vol": .float(0.25), "other": .integer(1)])
+        #expect(settings.$volume.formerNames == ["vol", "soundVolume"])
+        #expect(settings.keys == ["appearance", "columns", "other", "volume"])  // former names are not listed
     }
 
     @Test("The current name wins over former ones, and the first former name over later ones")

@@ -104,6 +104,8 @@ struct EntryCompletenessTests {
         #expect(other.levelByRoom == ["kitchen": .high])
         settings.level = nil
         #expect(try stored()["level"] == nil)
+        settings.levelSet = [.low, .high]
+        #expect(try stored()["levelSet"] == .array([.string("high"), .string("low")]))  // a stable order
     }
 
     @Test("An untyped write of raw values reads back as the cases; an unknown one names where it is")
