@@ -64,6 +64,9 @@
 //       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
 //       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
 //       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
+//   TestWorker migrate DIR DOMAIN STORAGE_KEY
+//       Prints "ready", waits for "go", then opens a collection of schema version 2 (see VersionedCollection.swift)
+//       and prints "migrated" or "current", then "volume=… migrations=…".
 import Foundation
 import RVS_PersistentPrefs
 import PrefsPropertyList
@@ -309,6 +312,9 @@ case "flood":
 case "overflow-read":
     guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
     overflowRead(floodArguments: ["flood"] + arguments[2...6])
+
+case "migrate":
+    runVersionedWorker(storageKey: storageKey)
 
 case "serve-links":
     serveLinks()

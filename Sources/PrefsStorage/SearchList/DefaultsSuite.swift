@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 ///
 /// A suite may be used from any thread. Its own API works on ``PropertyListValue`` values and throws;
-/// it also speaks the `UserDefaults` API (``object(forKey:)``, ``set(_:forKey:)``, …; see
+/// it also speaks the `UserDefaults` API (``object(forKey:)``, ``set(_:forKey:)-(Any?,_)``, …; see
 /// <doc:UserDefaultsAPI>), which takes and returns native values and reports failures in
 /// ``lastError``. It validates no entry names: that is the job of ``RVS_PersistentPrefs``, whose
 /// ``RVS_PersistentPrefs/userDefaults`` is the suite an instance uses.
@@ -52,7 +52,8 @@ import Synchronization
 /// - ``lastError``
 /// - ``register(defaults:)``
 /// - ``object(forKey:)``
-/// - ``set(_:forKey:)``
+/// - ``set(_:forKey:)-(Any?,_)``
+/// - ``set(_:forKey:)-(URL?,_)``
 /// - ``removeObject(forKey:)``
 /// - ``dictionaryRepresentation()``
 /// - ``synchronize()``
@@ -75,6 +76,14 @@ import Synchronization
 /// - ``removePersistentDomain(forName:)``
 /// - ``persistentDomainName``
 /// - ``volatileDomain(forName:)``
+/// - ``volatileDomainNames``
+/// - ``setVolatileDomain(_:forName:)``
+/// - ``removeVolatileDomain(forName:)``
+///
+/// ### Change Notification
+/// `UserDefaults.didChangeNotification` is posted on `NotificationCenter.default`, with the suite as its
+/// object, after each successful change made through the suite or an ``RVS_PersistentPrefs`` instance
+/// using it, and when a watching instance hears of a change made elsewhere.
 ///
 /// ### Settings an Administrator Forces
 /// - ``objectIsForced(forKey:)``
@@ -442,6 +451,7 @@ public final class DefaultsSuite: Sendable {
             try Self.refuseForcedChanges(of: key, from: before, to: value, forced: forced)
             contents[key] = value
         }
+        postDidChange()
     }
 
     /// Refuses a change that sets or removes what the managed domains force: a whole forced value, or a

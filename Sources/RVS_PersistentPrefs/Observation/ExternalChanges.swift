@@ -191,6 +191,7 @@ final class ExternalChanges: @unchecked Sendable {
             change?.willChange()
             change?.didChange()
             owner.notifyObservedChange(ofEntries: changed)
+            owner.userDefaults?.postDidChange()
         }
     }
 }
