@@ -74,7 +74,13 @@ bin_path=$(swift build --target "$module" --scratch-path "$build" --show-bin-pat
 modules="$bin_path/Modules"
 rm -rf "$symbols"
 mkdir -p "$symbols"
-if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" -target "$(uname -m)-unknown-linux-gnu" \
+# The C shim (Sources/CPrefsLinux) is a Clang module the storage layer imports: its generated module map
+# must be given, as the compiler is given it.
+c_module_maps=()
+for map in "$bin_path"/*.build/module.modulemap; do
+    [ -f "$map" ] && c_module_maps+=(-Xcc "-fmodule-map-file=$map")
+done
+if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" "${c_module_maps[@]}" -target "$(uname -m)-unknown-linux-gnu" \
         -minimum-access-level public -output-dir "$symbols" -emit-extension-block-symbols \
         -experimental-allowed-reexported-modules="$reexported" >"$scratch/extract.log" 2>&1; then
     cat "$scratch/extract.log" >&2
@@ -260,7 +266,7 @@ PY
 IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
 while IFS=$'\t' read -r unit file blocks line; do
     if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
-            -I "$modules" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            -I "$modules" "${c_module_maps[@]}" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
             >"$units/$unit/log" 2>&1; then
         cat "$units/$unit/log" >&2
         echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2
