@@ -33,7 +33,7 @@ struct HarnessError: Error, CustomStringConvertible {
     static func remedy(for error: PrefsError) -> String? {
         switch error {
         case .domainUnreadable:
-            return "replace it with `harness defaults import DOMAIN FILE` (which moves the unreadable file aside), or see \"Repair an unreadable domain file\" in Errors and Recovery"
+            return "replace it with `harness defaults import DOMAIN FILE` (which moves the unreadable file aside), or see \"Repairing deliberately\" in Errors and Recovery"
         case .readFailed(let path, _, let errno) where errno == .permissionDenied,
              .writeFailed(let path, _, let errno) where errno == .permissionDenied:
             return "check the owner and mode of \(path) and of its directory (ls -ld)"
