@@ -30,7 +30,7 @@ struct DefaultsVerb: Sendable {
     var options: [VerbOption] = []
     /// Paragraphs that `help VERB` and the manual add after the forms.
     var notes: [String] = []
-    /// Command lines, without `harness defaults `... no: whole, as a user types them.
+    /// Whole command lines, as a user types them; `help` shows the first of each verb.
     let examples: [String]
     /// Whether its first operand is a domain (for completion).
     var takesDomain = true

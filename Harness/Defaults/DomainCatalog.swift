@@ -100,7 +100,7 @@ extension DomainCatalog {
     /// The value of `key` in `domain`, both of which must exist.
     func value(_ key: String, in domain: String) throws(HarnessError) -> PropertyListValue {
         guard let value = try contents(of: domain)[key] else {
-            throw .failure("The domain/default pair of (\(domain), \(key)) does not exist")
+            throw .failure("The domain/default pair of (\(domain), \(key)) does not exist; `harness defaults read \(domain)` lists its keys")
         }
         return value
     }
