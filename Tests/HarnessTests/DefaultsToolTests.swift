@@ -204,8 +204,9 @@ struct HarnessDefaultsToolTests {
         let place = TemporaryDirectory()
         let fifo = place.appending("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        // `timeout` turns a regression (a blocked read) into a failure rather than a hung test.
-        let child = try ChildProcess("/usr/bin/timeout", ["20", ChildProcess.buildDirectory + "/harness", "defaults", "--directory", sandbox.path, "import", "app", fifo],
+        // `timeout` turns a regression (a blocked open) into a failure rather than a hung test; SIGKILL, since the
+        // child inherits the test process's blocked signals.
+        let child = try ChildProcess("/usr/bin/timeout", ["-s", "KILL", "20", ChildProcess.buildDirectory + "/harness", "defaults", "--directory", sandbox.path, "import", "app", fifo],
                                      environment: sandbox.environment)
         child.closeInput()
         let errors = child.readErrors()
