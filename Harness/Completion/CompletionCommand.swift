@@ -119,7 +119,9 @@ enum CompletionCommand: Subcommand {
             if [[ ${words[CURRENT-1]} == --format ]]; then compadd xml binary json openstep; return; fi
             if [[ $verb == help ]]; then compadd -- $verbs; return; fi
             if ((takes_domain)) && ((CURRENT == verb_at + 1)); then
-                compadd -- -g ${(f)"$(harness defaults ${directory:+--directory "$directory"} domains --lines 2>/dev/null)"}
+                local -a directory_option
+                [[ -n $directory ]] && directory_option=(--directory "$directory")
+                compadd -- -g ${(f)"$(harness defaults $directory_option domains --lines 2>/dev/null)"}
                 return
             fi
             _files

@@ -170,6 +170,32 @@ struct HarnessDefaultsToolTests {
         #expect(try sandbox.run(["completion", "zsh"]).output.hasPrefix("#compdef harness\n"))
     }
 
+    /// What the zsh completion offers for `words`, the last being completed. Outside a completion
+    /// widget `compadd` cannot run, so it is replaced by a function that prints its candidates: zsh
+    /// itself would then keep those that start with the word typed.
+    func zshCandidates(_ words: [String]) throws -> [String] {
+        let scriptPath = sandbox.temporary.appending("_harness")
+        writeFile(scriptPath, Array(try sandbox.run(["completion", "zsh"]).output.utf8))
+        let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+        let child = try ChildProcess("/usr/bin/zsh", ["-f", "-c", """
+            PATH="\(ChildProcess.buildDirectory):$PATH"; source '\(scriptPath)' >/dev/null 2>&1
+            compadd() { [[ $1 == -- ]] && shift; print -l -- "$@" }; _files() { print FILES }
+            words=(\(quoted)); CURRENT=\(words.count); _harness
+            """], environment: sandbox.environment)
+        child.closeInput()
+        let output = child.readAllOutput()
+        #expect(child.wait() == 0, "\(child.readErrors())")
+        return output.split(separator: "\n").map(String.init)
+    }
+
+    @Test("harness completion zsh offers verbs, a verb's options and domain names", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh")))
+    func zshCompletion() throws {
+        try succeed("write", "com.example.a", "k", "v")
+        #expect(try zshCandidates(["harness", "defaults", ""]).starts(with: Self.verbs))
+        #expect(try zshCandidates(["harness", "defaults", "export", "app", "-", "--f"]) == ["--format", "--help"])
+        #expect(try zshCandidates(["harness", "defaults", "--directory", sandbox.path, "read", ""]) == ["-g", "com.example.a"])
+    }
+
     // MARK: Messages and refusals
 
     @Test("Per-host domains and -app are refused with what to do instead", arguments: [
