@@ -52,12 +52,16 @@ struct DomainInspector {
         try verb.run(self, &arguments)
     }
 
+    /// The domains' names, as `defaults domains` prints them, with their marks in parentheses; or, for
+    /// scripts and completion, one bare name a line.
     func listDomains(oneALine: Bool) {
-        let names = domains.domainNames()
-        if names.isEmpty {
+        let listing = domains.listing()
+        if listing.isEmpty {
             if !oneALine { Console.complain("harness defaults: no domains \(domains.place)") }
+        } else if oneALine {
+            Console.say(listing.map(\.name).joined(separator: "\n"))
         } else {
-            Console.say(names.joined(separator: oneALine ? "\n" : ", "))
+            Console.say(listing.map { $0.name + ($0.marks.isEmpty ? "" : " (" + $0.marks.joined(separator: ", ") + ")") }.joined(separator: ", "))
         }
     }
 

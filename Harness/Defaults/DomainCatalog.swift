@@ -43,6 +43,13 @@ enum DomainReference: Equatable {
     }
 }
 
+/// One line of `harness defaults domains`: a domain's name, and what sets it apart (`system`,
+/// `managed`: domains that are read, not written), shown after it.
+struct DomainListing: Equatable {
+    let name: String
+    var marks: [String] = []
+}
+
 /// The domains the inspector reads and changes.
 protocol DomainCatalog {
     /// Where the domains are, for messages: "in /home/ada/.config/RVS_PersistentPrefs".
@@ -58,11 +65,19 @@ protocol DomainCatalog {
     /// Whether the global domain exists.
     var hasGlobalDomain: Bool { get }
 
+    /// What `domains` lists; by default ``domainNames()``, unmarked.
+    func listing() -> [DomainListing]
+
     /// Removes `domain` as a whole, under its lock; it must exist.
     func remove(_ domain: DomainReference, named word: String) throws(HarnessError)
 }
 
 extension DomainCatalog {
+    /// What `domains` lists: every name, unmarked, unless the catalog knows domains of other kinds.
+    func listing() -> [DomainListing] {
+        domainNames().map { DomainListing(name: $0) }
+    }
+
     /// The storage of the domain the user called `word`.
     func storage(_ word: String) throws(HarnessError) -> any DomainStorage {
         try storage(DomainReference(word))
