@@ -87,10 +87,14 @@ extension DomainCatalog {
     /// does not exist is an error, as in `defaults`, and must not create anything.
     func existingStorage(_ word: String) throws(HarnessError) -> any DomainStorage {
         let storage = try storage(word)
-        guard try snapshot(of: storage).exists else {
-            throw .failure("Domain \(word) does not exist \(place); `harness defaults domains` lists those that do")
-        }
+        guard try snapshot(of: storage).exists else { throw doesNotExist(word) }
         return storage
+    }
+
+    /// The error for a domain that must exist and does not.
+    func doesNotExist(_ word: String) -> HarnessError {
+        if word.hasPrefix("/") { return .failure("Domain file \(word) does not exist") }
+        return .failure("Domain \(word) does not exist \(place); `harness defaults domains` lists those that do")
     }
 
     /// `storage` read afresh.

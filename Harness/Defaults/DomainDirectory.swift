@@ -56,9 +56,7 @@ struct DomainDirectory: DomainCatalog {
     /// that a running app's write is never interleaved with the removal.
     func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
         let storage = try fileStorage(domain)
-        guard FileManager.default.fileExists(atPath: storage.location) else {
-            throw .failure("Domain \(word) does not exist \(place); `harness defaults domains` lists those that do")
-        }
+        guard FileManager.default.fileExists(atPath: storage.location) else { throw doesNotExist(word) }
         do {
             try storage.removeDomainFile()
         } catch {
