@@ -108,7 +108,7 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// that collection: collections of other storage keys stay in the moved-aside file.
     case domainUnreadable(path: String, reason: String)
 
-    /// A system call failed while reading the domain file at `path`: `operation` names it (`stat`,
+    /// A system call failed while reading the domain file at `path`: `step` names it (`stat`,
     /// `open`, `read`, …) and `errno` says why, for example ``PrefsErrno/permissionDenied``.
     ///
     /// Nothing was written, and a deliberate replacement does not override this error: fix the
