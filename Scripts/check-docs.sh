@@ -72,11 +72,14 @@ fi
 grep -E 'warning:' "$scratch/build.log" | sed 's/^/   /' || true
 bin_path=$(swift build --target "$module" --scratch-path "$build" --show-bin-path)
 modules="$bin_path/Modules"
+# The storage layer imports the CPrefsLinux C target: tools outside SwiftPM find its module by its map.
+c_module_flags=(-Xcc "-fmodule-map-file=$bin_path/CPrefsLinux.build/module.modulemap" -Xcc -I -Xcc "$root/Sources/CPrefsLinux/include")
 rm -rf "$symbols"
 mkdir -p "$symbols"
 if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" -target "$(uname -m)-unknown-linux-gnu" \
         -minimum-access-level public -output-dir "$symbols" -emit-extension-block-symbols \
-        -experimental-allowed-reexported-modules="$reexported" >"$scratch/extract.log" 2>&1; then
+        -experimental-allowed-reexported-modules="$reexported" \
+        "${c_module_flags[@]}" >"$scratch/extract.log" 2>&1; then
     cat "$scratch/extract.log" >&2
     echo "check-docs: swift-symbolgraph-extract failed" >&2
     exit 1
@@ -260,7 +263,7 @@ PY
 IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
 while IFS=$'\t' read -r unit file blocks line; do
     if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
-            -I "$modules" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            -I "$modules" "${c_module_flags[@]}" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
             >"$units/$unit/log" 2>&1; then
         cat "$units/$unit/log" >&2
         echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2
