@@ -33,6 +33,7 @@ func typeName(_ value: PropertyListValue) -> String {
     case .string: "string"
     case .bool: "bool"
     case .integer: "integer"
+    case .unsignedInteger: "unsigned integer"
     case .real: "real"
     case .float: "float"
     case .date: "date"
@@ -49,6 +50,8 @@ let xmlText = String(decoding: try sample.xmlPropertyListData(), as: UTF8.self)
 check(try PropertyListValue(propertyListText: xmlText).dictionaryValue?["integer"] == .integer(3))
 check(PropertyListValue(["count": 1] as [String: Any]) == .dictionary(["count": .integer(1)]))
 check(PropertyListValue(NSNull()) == nil, "NSNull is not a property-list value")
+check(PropertyListValue(UInt64.max) == .unsignedInteger(.max) && typeName(.unsignedInteger(.max)) == "unsigned integer")
+check(PropertyListValue.unsignedInteger(.max).nativeValue as? UInt64 == .max)
 check((sample.nativeValue as? [String: Any])?["string"] as? String == "text")
 do {
     _ = try PropertyListValue(propertyListData: Data("not a property list".utf8))
