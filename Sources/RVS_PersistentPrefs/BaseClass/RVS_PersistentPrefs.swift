@@ -71,6 +71,7 @@ import Synchronization
 /// - ``changes``
 /// - ``changeBufferLimit``
 /// - ``watchesExternalChanges``
+/// - ``withoutNotifying(_:)``
 open class RVS_PersistentPrefs {
     // MARK: State of this instance
 
