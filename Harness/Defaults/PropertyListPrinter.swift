@@ -76,7 +76,7 @@ enum PropertyListPrinter {
         switch value {
         case .string: return "string"
         case .bool: return "boolean"
-        case .integer: return "integer"
+        case .integer, .unsignedInteger: return "integer"
         case .real, .float: return "float"
         case .date: return "date"
         case .data: return "data"
@@ -90,6 +90,7 @@ enum PropertyListPrinter {
         case .string(let string): return quoted(string)
         case .bool(let bool): return bool ? "1" : "0"
         case .integer(let integer): return String(integer)
+        case .unsignedInteger(let integer): return String(integer)
         case .real(let real): return String(real)
         case .float(let float): return String(float)
         case .date(let date): return quoted(dateText(date))

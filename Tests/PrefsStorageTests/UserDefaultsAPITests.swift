@@ -276,6 +276,31 @@ struct UserDefaultsAPITests {
         #expect(try fixture.stored()["string"] == nil)
     }
 
+    @Test("set(_:forKey:) stores UInt64.max as CoreFoundation does, a 16-byte integer; it reads back whole and Python reads it")
+    func setStoresUnsignedAboveInt64() throws {
+        let fixture = try FileSuiteFixture()
+        let suite = fixture.suite
+        suite.set(NSNumber(value: UInt64.max), forKey: "number")
+        #expect(suite.lastError == nil)
+        suite.set(UInt64(Int64.max) + 1, forKey: "swift")
+        #expect(suite.lastError == nil)
+        #expect(try fixture.stored()["number"] == .unsignedInteger(.max))
+        #expect(suite.object(forKey: "number") as? UInt64 == .max)
+        #expect((suite.object(forKey: "number") as? NSNumber)?.uint64Value == .max)
+        #expect(suite.object(forKey: "swift") as? UInt64 == UInt64(Int64.max) + 1)
+        #expect(suite.string(forKey: "number") == "18446744073709551615")
+        #expect(suite.integer(forKey: "number") == .max)
+        #expect(suite.double(forKey: "number") == 18_446_744_073_709_551_615.0)
+        let bytes = try #require(fileBytes(fixture.domain.path))
+        #expect(bytes.indices.contains { bytes[$0...].starts(with: [0x14] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 8)) })
+        let seen = try python("""
+            import plistlib
+            d = plistlib.load(open('\(fixture.domain.path)', 'rb'))
+            print(d['number'], d['swift'])
+            """)
+        #expect(String(decoding: seen, as: UTF8.self) == "18446744073709551615 9223372036854775808\n")
+    }
+
     @Test("set(_:forKey:) refuses NSNull, URL, UUID, structs and non-string-keyed dictionaries without a crash, writing nothing")
     func setRefusesNonPropertyListValues() throws {
         let fixture = try FileSuiteFixture()

@@ -128,6 +128,7 @@ extension DefaultsSuite {
         switch value {
         case .string(let string): return string
         case .integer(let integer): return String(integer)
+        case .unsignedInteger(let integer): return String(integer)
         case .real(let real): return String(real)
         case .float(let float): return NSNumber(value: float).stringValue
         case .bool(let bool): return bool ? "1" : "0"
@@ -172,7 +173,8 @@ extension DefaultsSuite {
     /// The integer value of `defaultName`, converted as `UserDefaults.integer(forKey:)` converts it;
     /// `0` when absent or not convertible.
     ///
-    /// A real number is truncated toward zero (saturating at `Int.min`/`Int.max`; `0` for NaN), a
+    /// A real number is truncated toward zero (saturating at `Int.min`/`Int.max`; `0` for NaN), an
+    /// unsigned integer above `Int.max` gives `Int.max` (read it with `object(forKey:) as? UInt64`), a
     /// Boolean is `1` or `0`, and a string gives the integer it begins with, after leading white space
     /// (`"3"` and `" 42 apples"` give 3 and 42, `"3.7"` gives 3, `"YES"` gives 0), as
     /// `NSString.integerValue` reads it.
@@ -180,6 +182,7 @@ extension DefaultsSuite {
         guard let value = storedValue(forKey: defaultName) else { return 0 }
         switch value {
         case .integer(let integer): return integer
+        case .unsignedInteger: return .max
         case .real(let real): return Self.truncated(real)
         case .bool(let bool): return bool ? 1 : 0
         case .float(let float): return Self.truncated(Double(float))
@@ -199,6 +202,7 @@ extension DefaultsSuite {
         switch value {
         case .real(let real): return real
         case .integer(let integer): return Double(integer)
+        case .unsignedInteger(let integer): return Double(integer)
         case .bool(let bool): return bool ? 1 : 0
         case .float(let float): return Double(float)
         case .string(let string): return NSString(string: string).doubleValue
@@ -224,6 +228,7 @@ extension DefaultsSuite {
         switch value {
         case .bool(let bool): return bool
         case .integer(let integer): return integer != 0
+        case .unsignedInteger: return true
         case .real(let real): return real != 0
         case .float(let float): return float != 0
         case .string(let string): return NSString(string: string).boolValue
@@ -320,13 +325,9 @@ extension DefaultsSuite {
         }
     }
 
-    /// The names that select the global domain: this library's file name and Foundation's
-    /// `UserDefaults.globalDomain` (`NSGlobalDomain`).
-    private static let globalDomainNames: Set<String> = [DefaultsLocations.globalDomainName, "NSGlobalDomain"]
-
     /// The domain that the persistent-domain calls mean by `name`, and whether they may write it.
     private func namedDomain(_ name: String) throws(PrefsError) -> (domain: (any DomainStorage)?, writable: Bool) {
-        if Self.globalDomainNames.contains(name) { return (globalDomain, false) }
+        if DomainName.globalDomainNames.contains(name) { return (globalDomain, false) }
         if name == persistentDomainName { return (persistentDomain, true) }
         if let file = persistentDomain as? FileDomainStorage {
             return (try FileDomainStorage.shared(directory: file.directory, name: name, durable: file.durable), true)

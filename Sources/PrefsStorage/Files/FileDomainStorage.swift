@@ -37,7 +37,10 @@ public final class FileDomainStorage: DomainStorage {
     private let pathCString: ContiguousArray<CChar>
     let temporaryPath: String
     let system: SystemCalls
-    private let cache = Locked<CachedDomain?>(nil)
+    private let cache = Mutex<CachedDomain?>(nil)
+    /// Tells a read whether the file may have changed since it was cached, with no system call of
+    /// this domain's own (see ``ReadFreshness``); asked for once, so that a read looks nothing up.
+    private let freshness: any FreshnessTracker
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
 
     /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
@@ -63,7 +66,8 @@ public final class FileDomainStorage: DomainStorage {
         try self.init(directory: directory, name: name, durable: durable, system: .live)
     }
 
-    init(directory: String, name: String, durable: Bool, system: SystemCalls) throws(PrefsError) {
+    init(directory: String, name: String, durable: Bool, system: SystemCalls,
+         freshness source: any ReadFreshness = WatchEngine.shared) throws(PrefsError) {
         if let problem = DomainName.problem(with: name) {
             throw .userDefaultsUnavailable(reason: problem)
         }
@@ -79,9 +83,10 @@ public final class FileDomainStorage: DomainStorage {
         self.temporaryPath = directory + "/." + name + DomainName.fileExtension + ".tmp"
         self.durable = durable
         self.system = system
+        self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)
     }
 
-    private static let registry = Locked<[String: FileDomainStorage]>([:])
+    private static let registry = Mutex<[String: FileDomainStorage]>([:])
 
     /// The process-wide instance for `<directory>/<name>.plist`, made on first use, so that everyone in
     /// the process shares one cache of the parsed file.
@@ -116,10 +121,10 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
-        // Where this process watches the directory, its events prove the cache current without a `stat`
-        // (see WatchHub.validationToken). The token is taken before anything is read, so whatever
-        // changes afterwards makes it differ next time.
-        let token = WatchHub.shared.validationToken(forDirectory: directory)
+        // Where this process watches the file, its events prove the cache current without a `stat`
+        // (see ReadFreshness). The token is taken before anything is read, so whatever changes
+        // afterwards makes it differ next time.
+        let token = freshness.currentToken()
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
             return try result.get()
@@ -210,7 +215,7 @@ public final class FileDomainStorage: DomainStorage {
     package static var maximumFileSize: Int { DomainLimits.maximumSize }
 
     #if DEBUG
-    private static let parses = Locked([String: Int]())
+    private static let parses = Mutex([String: Int]())
 
     /// How many times this process has parsed the domain file at `path`: lets tests prove that an
     /// unchanged file, readable or not, is never parsed again. Counted by path, so that other tests
@@ -222,16 +227,16 @@ public final class FileDomainStorage: DomainStorage {
         #if DEBUG
         parses.withLock { $0[path, default: 0] += 1 }
         #endif
-        let root: PropertyListValue
+        let root: (value: PropertyListValue, shadowed: ShadowedEntries?)
         do {
-            root = try bytes.withUnsafeBytes { try PropertyListText.decodeFile($0) }
+            root = try bytes.withUnsafeBytes { try PropertyListText.decodeFileKeepingShadowed($0) }
         } catch {
             throw .domainUnreadable(path: path, reason: "\(error)")
         }
-        guard case .dictionary(let contents) = root else {
+        guard case .dictionary(let contents) = root.value else {
             throw .domainUnreadable(path: path, reason: "the root is not a dictionary")
         }
-        return DomainSnapshot(contents: contents)
+        return DomainSnapshot(contents: contents, shadowed: root.shadowed)
     }
 
     // MARK: Writing
@@ -249,6 +254,17 @@ public final class FileDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
+        // A write that will be refused creates nothing, not even the lock file: an unreadable domain
+        // (a FIFO, a link to one, a damaged file) is found by a read before the lock is taken. The read
+        // under the lock decides; this one only spares the refusal its traces.
+        if policy == .failIfUnreadable {
+            do {
+                _ = try snapshot()
+            } catch {
+                // Other failures (a missing directory, say) are the write's to report, at its own step.
+                if case .domainUnreadable = error { throw error }
+            }
+        }
         // The file lock first, then the in-process cache: readers in this process take only the
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()
@@ -269,7 +285,9 @@ public final class FileDomainStorage: DomainStorage {
             // Unchanged only when identical: `==` alone would also skip a change it cannot see
             // (-0.0 for 0.0, another Unicode normalization of an equal string).
             if !moveAside, current.exists, PropertyListValue.dictionary(contents, isIdenticalTo: current.contents) { return current }
-            let bytes = try DomainLimits.encoded(contents, location: path)
+            // Entries of another program's file that `contents` cannot hold are written back as they were.
+            let shadowed = current.shadowed?.retained(in: .dictionary(contents))
+            let bytes = try DomainLimits.encoded(contents, location: path, shadowed: shadowed)
             let aside = moveAside ? try keepUnreadableFileAside() : nil
             do throws(PrefsError) {
                 try replaceFile(with: bytes)
@@ -281,7 +299,7 @@ public final class FileDomainStorage: DomainStorage {
                 }
                 throw error
             }
-            let written = DomainSnapshot(contents: contents)
+            let written = DomainSnapshot(contents: contents, shadowed: shadowed)
             // The new file is recent, so the next load re-reads it anyway: keep its bytes and contents
             // (then not parsed again) without spending a `stat` on its identity now.
             cached = CachedDomain(unverifiedBytes: bytes, result: .success(written))
@@ -474,7 +492,7 @@ struct CachedDomain {
     let mayHaveChangedUnseen: Bool
     /// The watch's token taken before this version was read or validated; while the directory's token
     /// is still equal, nothing in it has changed.
-    var watchToken: WatchHub.ValidationToken?
+    var watchToken: FreshnessToken?
     /// Whether the version was read from a regular file at the domain's path itself, no symbolic link,
     /// with no other hard link: only then is every change to it an event in the domain's directory, and
     /// a watch's token may stand in for a `stat()`.

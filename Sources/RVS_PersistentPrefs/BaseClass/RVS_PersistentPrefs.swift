@@ -55,6 +55,10 @@ import Synchronization
 /// - ``modify(_:_:)``
 /// - ``EntryUpdates``
 ///
+/// ### Settings an Administrator Forces
+/// - <doc:Administration>
+/// - ``isForced(_:)``
+///
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
@@ -322,7 +326,8 @@ open class RVS_PersistentPrefs {
         lastError = nil
         do {
             let result = try body()
-            if notifies { lastError = nil }
+            // A success over an administrator's broken file still says so (after handlers' own operations).
+            if notifies { lastError = userDefaults?.administratorProblems(forCollection: key).first }
             return result
         } catch {
             lastError = error
@@ -358,7 +363,10 @@ open class RVS_PersistentPrefs {
         if let pinned = pinnedValues() { return pinned }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
-            guard let (entries, snapshot) = try collection.read() else { return [:] }
+            var problems: [PrefsError] = []
+            // Reported, though the read succeeds with the other domains' values.
+            defer { if let problem = problems.first { lastError = problem } }
+            guard let (entries, snapshot) = try collection.read(problems: &problems) else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
                 return cache.values
             }
@@ -387,6 +395,9 @@ open class RVS_PersistentPrefs {
                 let allowed = allowedEntryNames
                 try write.checkWithoutStore(allowed: allowed)
                 let collection = try collection()
+                // A write naming an entry the administrator forces is refused as a whole (a whole replacement
+                // is checked against what it changes, under the lock).
+                if write.replacement == nil { try collection.refuseForced(write.setting + write.removing) }
                 // Checked first whenever a rejection found under the lock would come too late: incompatible
                 // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
                 // (the lock would create its directory and lock file).

@@ -10,8 +10,10 @@ struct StoredCollection {
 
     /// The collection as the search list finds it, with the snapshot it came from when it came from a
     /// file domain (so that a caller can cache what it derives from it); `nil` when no domain holds it.
-    func read() throws(PrefsError) -> (entries: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
-        guard let found = try suite.find(storageKey) else { return nil }
+    /// - Parameter problems: Receives what is wrong with an administrator's (managed or system) file, which
+    ///   the read skipped: the operation succeeds, and reports it.
+    func read(problems: inout [PrefsError]) throws(PrefsError) -> (entries: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
+        guard let found = try suite.find(storageKey, collection: true, problems: &problems) else { return nil }
         guard case .dictionary(let entries) = found.value else { throw .invalidStoredValue(key: storageKey) }
         return (entries, found.snapshot)
     }
@@ -30,10 +32,18 @@ struct StoredCollection {
     /// Makes `write` in one locked read-modify-write of the writable domain: an edit changes the stored
     /// entries and keeps every other, so that processes updating different entries all keep their changes.
     func commit(_ write: CollectionWrite, allowed: Set<String>) throws(PrefsError) {
+        // What a read showed from the managed and system domains is not the user's to store: in a whole
+        // replacement, an entry the user has not stored, written back with the very value they supply, is
+        // left out (a forced entry changed or removed is refused by the suite).
+        let supplied = write.replacement == nil ? [:] : suite.administratorEntries(forKey: storageKey)
         try suite.modifyValue(forKey: storageKey, repairing: write.repair) { (stored: inout PropertyListValue?) throws(PrefsError) in
             switch write.change {
-            case .replace(let entries):
+            case .replace(var entries):
                 try write.refuseIncompatible()
+                let own = stored?.dictionaryValue ?? [:]
+                for (name, value) in supplied where own[name] == nil && entries[name]?.isIdentical(to: value) == true {
+                    entries[name] = nil
+                }
                 stored = entries.isEmpty ? nil : .dictionary(entries)
             case .edit(let edit):
                 try merge(&stored, write, allowed: allowed, edit.apply)
@@ -68,5 +78,16 @@ struct StoredCollection {
         guard let found = try suite.startingPoint(forKey: storageKey) else { return [:] }
         guard case .dictionary(let entries) = found else { throw .invalidStoredValue(key: storageKey) }
         return entries
+    }
+
+    /// Refuses a write that names (sets or removes) an entry the managed domains force, or any write of
+    /// a collection forced whole: ``PrefsError/forcedByAdministrator(entries:path:)``.
+    func refuseForced(_ names: [String]) throws(PrefsError) {
+        let forced = suite.forced(forKey: storageKey)
+        if let path = forced.whole { throw .forcedByAdministrator(entries: [storageKey], path: path) }
+        guard !forced.entries.isEmpty else { return }
+        let refused = Set(names.filter { forced.entries[$0] != nil }).sorted()
+        guard let first = refused.first, let path = forced.entries[first] else { return }
+        throw .forcedByAdministrator(entries: refused, path: path)
     }
 }

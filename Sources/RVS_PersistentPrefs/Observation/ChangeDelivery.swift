@@ -176,7 +176,8 @@ extension RVS_PersistentPrefs {
     /// The collection as a read of ``values`` finds it now, as property-list values: `[:]` when it cannot
     /// be read (which leaves ``lastError`` alone).
     func collectionAsRead() -> [String: PropertyListValue] {
-        guard let collection = try? collection(), let found = try? collection.read() else { return [:] }
+        var problems: [PrefsError] = []  // an administrator's file skipped: reported by the instance's own reads
+        guard let collection = try? collection(), let found = try? collection.read(problems: &problems) else { return [:] }
         return found.entries
     }
 }

@@ -58,6 +58,7 @@ enum PropertyListValueDecoder {
     /// A stored number, whichever way the codec represents it.
     enum Number {
         case integer(Int)
+        case unsigned(UInt64)
         case real(Double)
     }
 
@@ -65,6 +66,7 @@ enum PropertyListValueDecoder {
     static func number(_ value: PropertyListValue) -> Number? {
         switch value {
         case .integer(let int): .integer(int)
+        case .unsignedInteger(let int): .unsigned(int)
         case .real(let double): .real(double)
         case .float(let float): .real(Double(float))
         case .bool, .string, .date, .data, .array, .dictionary: nil
@@ -74,6 +76,9 @@ enum PropertyListValueDecoder {
     static func integer<Integer: FixedWidthInteger>(_ type: Integer.Type, from value: PropertyListValue, _ codingPath: [any CodingKey]) throws -> Integer {
         switch number(value) {
         case .integer(let int)?:
+            guard let result = Integer(exactly: int) else { throw corrupted("the number does not fit in \(type)", codingPath) }
+            return result
+        case .unsigned(let int)?:
             guard let result = Integer(exactly: int) else { throw corrupted("the number does not fit in \(type)", codingPath) }
             return result
         case .real(let double)?:
@@ -89,6 +94,7 @@ enum PropertyListValueDecoder {
     static func double(from value: PropertyListValue, _ codingPath: [any CodingKey]) throws -> Double {
         switch number(value) {
         case .integer(let int)?: return Double(int)
+        case .unsigned(let int)?: return Double(int)
         case .real(let double)?: return double
         case nil: throw mismatch(Double.self, value, codingPath)
         }

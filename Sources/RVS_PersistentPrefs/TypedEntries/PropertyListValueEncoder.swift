@@ -70,12 +70,13 @@ final class EncodingNode {
         if Value.self == URL.self { return .string((value as! URL).absoluteString) }
         if Value.self == UUID.self { return .string((value as! UUID).uuidString) }
         if let integer = value as? any BinaryInteger {
-            guard let int = Int(exactly: integer) else {
+            // The untyped conversion's rule: `.integer`, or `.unsignedInteger` above `Int64.max`.
+            guard let number = PropertyListValue(integer) else {
                 throw EncodingError.invalidValue(value, EncodingError.Context(
-                    codingPath: codingPath, debugDescription: "the integer does not fit in a property-list integer (Int64)"
+                    codingPath: codingPath, debugDescription: "the integer does not fit in a property-list integer (Int64 or UInt64)"
                 ))
             }
-            return .integer(int)
+            return number
         }
         return nil
     }

@@ -33,6 +33,7 @@ func typeName(_ value: PropertyListValue) -> String {
     case .string: "string"
     case .bool: "bool"
     case .integer: "integer"
+    case .unsignedInteger: "unsigned integer"
     case .real: "real"
     case .float: "float"
     case .date: "date"
@@ -49,6 +50,8 @@ let xmlText = String(decoding: try sample.xmlPropertyListData(), as: UTF8.self)
 check(try PropertyListValue(propertyListText: xmlText).dictionaryValue?["integer"] == .integer(3))
 check(PropertyListValue(["count": 1] as [String: Any]) == .dictionary(["count": .integer(1)]))
 check(PropertyListValue(NSNull()) == nil, "NSNull is not a property-list value")
+check(PropertyListValue(UInt64.max) == .unsignedInteger(.max) && typeName(.unsignedInteger(.max)) == "unsigned integer")
+check(PropertyListValue.unsignedInteger(.max).nativeValue as? UInt64 == .max)
 check((sample.nativeValue as? [String: Any])?["string"] as? String == "text")
 do {
     _ = try PropertyListValue(propertyListData: Data("not a property list".utf8))
@@ -96,6 +99,8 @@ func describe(_ error: PrefsError) -> String {
     case .readFailed(let path, let step, let errno), .writeFailed(let path, let step, let errno):
         "\(path) \(stepName(step)) \(step.description) \(step.isAfterReplacement) \(errno.rawValue) \(errno.description)"
     case .domainTooLarge(let path, let size, let limit): "\(path) \(size) \(limit)"
+    case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
+    case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
     case .unknownError(let underlying): String(describing: underlying)
     }
 }
@@ -180,9 +185,12 @@ for (key, expected) in [("fromArguments", SearchDomain.arguments), ("integer", .
                         ("registered", .registration)] {
     let found = try suite.lookup(key)
     check(found?.domain == expected, key)
+    // A struct of roles: a later kind of domain breaks no switch, which therefore needs a default.
     switch found?.domain {
-    case .arguments?, .persistent?, .global?, .registration?, nil: break
+    case .arguments?, .persistent?, .global?, .registration?, .managed?, .system?, nil: break
+    default: check(false, "unknown role \(String(describing: found?.domain))")
     }
+    check(found.map { $0.domain.name == $0.domain.description } ?? false)
 }
 try suite.setValue(.integer(5), forKey: "typed")
 try suite.modifyValue(forKey: "typed") { $0 = .integer(6) }
