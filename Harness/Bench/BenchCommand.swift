@@ -11,7 +11,7 @@ enum BenchCommand: Subcommand {
     static let name = "bench"
     static let summary = "measure reads and writes against UserDefaults and the system-call floor"
 
-    static let usage = """
+    static var usage: String { """
         usage: harness bench [--quick] [--json PATH] [--directory PATH]
 
         Measures the library against Foundation's UserDefaults (peer) and the bare system calls
@@ -25,6 +25,7 @@ enum BenchCommand: Subcommand {
         instance, timed from the write starting; floor: a bare inotify wake-up for the same rename) the
         99th percentiles, the figures from the write returning, and the CPU time used by the idle
         watcher over idle_s seconds (10, or 1 with --quick).
+        \(negativeFiguresNote)
 
           --quick           fewer samples: the whole run takes well under 30 seconds
           --json PATH       also write every sample, in microseconds, as JSON to PATH
@@ -32,7 +33,7 @@ enum BenchCommand: Subcommand {
           --directory PATH  work in PATH instead of a private temporary directory
           --count-reads CASE:N  only N reads of CASE (read, read-watched, read-typed,
                             read-typed-watched), for Scripts/read-instructions.sh
-        """
+        """ }
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
         var arguments = arguments
@@ -99,6 +100,7 @@ enum BenchCommand: Subcommand {
         // Last, since its writer is a process of its own: many rounds, for a meaningful 99th percentile.
         record(try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
                                       idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10))
+        Console.say(negativeFiguresNote)
         Console.say()
         Console.say(BenchResult.table(results))
         if let jsonPath {

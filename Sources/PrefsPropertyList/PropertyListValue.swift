@@ -30,6 +30,11 @@ import Foundation
 /// - ``nativeValue``
 /// - ``dictionaryValue``
 ///
+/// ### Converting Codable Values
+/// - ``init(encoding:)``
+/// - ``decode(_:)``
+/// - ``PropertyListBridge``
+///
 /// ### Reading and Writing Property Lists
 /// - ``init(propertyListData:)``
 /// - ``init(propertyListText:)``

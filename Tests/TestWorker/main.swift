@@ -69,6 +69,9 @@
 //       until every observer has heard one change made elsewhere (by the parent), then prints
 //       "told=COUNT threads_before=… threads_peak=… threads_after=…" (entries of /proc/self/task before the
 //       change, the most seen while it was delivered, and after).
+//   TestWorker migrate DIR DOMAIN STORAGE_KEY
+//       Prints "ready", waits for "go", then opens a collection of schema version 2 (see VersionedCollection.swift)
+//       and prints "migrated" or "current", then "volume=… migrations=…".
 import Foundation
 import RVS_PersistentPrefs
 import Synchronization
@@ -315,6 +318,9 @@ case "flood":
 case "overflow-read":
     guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
     overflowRead(floodArguments: ["flood"] + arguments[2...6])
+
+case "migrate":
+    runVersionedWorker(storageKey: storageKey)
 
 case "serve-links":
     serveLinks()

@@ -49,6 +49,11 @@ import Synchronization
 /// - ``subscript(_:)``
 /// - ``count``
 ///
+/// ### Versioned Collections
+/// - <doc:SchemaEvolution>
+/// - ``schemaVersion``
+/// - ``migrate(_:from:)``
+///
 /// ### Typed Entries
 /// - <doc:TypedEntries>
 /// - ``Entry``
@@ -166,6 +171,32 @@ open class RVS_PersistentPrefs {
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
     open var count: Int { values.count }
+
+    // MARK: Schema version (see SchemaVersion.swift)
+
+    /// The version of the collection's layout this class reads and writes: 0 unless overridden.
+    ///
+    /// Raise it when a release restructures the collection, and override ``migrate(_:from:)`` to bring
+    /// an older collection to it. The version is kept beside the collection in the same domain (under
+    /// the storage key `<key>.schemaVersion`), never among its entries; a collection stored without one
+    /// is version 0. A collection stored by a newer version is read as it is, and writes to it fail
+    /// with ``PrefsError/collectionFromNewerVersion(stored:supported:)``. See <doc:SchemaEvolution>.
+    open class var schemaVersion: Int { 0 }
+
+    /// Brings a collection stored by schema version `version` to this class's ``schemaVersion``; does
+    /// nothing unless overridden.
+    ///
+    /// It runs once per collection, whichever process gets there first: at the first operation of an
+    /// instance whose class is newer than the stored collection, as one locked update of the domain that
+    /// re-reads the stored version under the lock. Change `values` in place; the result is stored with
+    /// the new version, and replaces the collection whole. It runs while the domain is locked against
+    /// every other writer: do not use this instance, or any instance over the same domain, inside it.
+    /// - Parameters:
+    ///   - values: The stored collection, as native values; change it in place.
+    ///   - version: The schema version it was stored by (0 for a collection stored without one).
+    open func migrate(_ values: inout [String: Any], from version: Int) {}
+
+    let schemaState = SchemaState()
 
     // MARK: Initialization
 
@@ -338,7 +369,9 @@ open class RVS_PersistentPrefs {
     func collection() throws(PrefsError) -> StoredCollection {
         // Through the property, so that a subclass's override of `key` is honoured.
         let storageKey = key
-        return StoredCollection(suite: try suiteForOperation(), storageKey: storageKey)
+        let collection = StoredCollection(suite: try suiteForOperation(), storageKey: storageKey)
+        try prepareSchema(of: collection, writing: false)
+        return collection
     }
 
     /// The suite an operation uses: ``userDefaults``, through the property so that a subclass's override
@@ -404,6 +437,7 @@ open class RVS_PersistentPrefs {
                 if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
                     try collection.check(write, allowed: allowed)
                 }
+                try prepareSchema(of: collection, writing: true, repair: write.repair)
                 announced = announce(write, notification)
                 try collection.commit(write, allowed: allowed)
                 return true

@@ -71,6 +71,7 @@ extension RVS_PersistentPrefs {
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }
             let changed = Self.entriesThatDiffer(previous, current)
             tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true))
+            userDefaults?.postDidChange()
         }
     }
 }

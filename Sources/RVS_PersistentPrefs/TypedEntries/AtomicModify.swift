@@ -106,7 +106,7 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         var result: Value?
         let succeeded = withoutActuallyEscaping(transform) { transform in
             locked {
-                perform(.transforming(name) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                perform(.transforming(entry.definition) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
                     var value = entry.defaultValue
                     if let stored, let decoded = try? entry.coding.decode(stored) { value = decoded }
                     do throws(Failure) {
@@ -138,6 +138,16 @@ extension CollectionWrite {
         CollectionWrite(setting: [name], change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
             let new = try transform(stored[name])
             stored[name] = new
+            return new == nil
+        }, isRepeatable: false)))
+    }
+
+    /// Replaces a typed entry's stored form with what `transform` makes of it, under the domain's lock: the
+    /// form found under its name or a former name, stored under its name, the former names removed.
+    static func transforming<Value>(_ entry: EntryDefinition<Value>, _ transform: @escaping (PropertyListValue?) throws(PrefsError) -> PropertyListValue?) -> CollectionWrite {
+        CollectionWrite(setting: [entry.name], removing: entry.formerNames, change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            let new = try transform(entry.storedForm(in: stored))
+            entry.store(new, in: &stored)
             return new == nil
         }, isRepeatable: false)))
     }

@@ -4,6 +4,7 @@ import Synchronization
 /// What the registry needs to know of an `@Entry` property, whatever its value type.
 protocol DeclaredEntry {
     var name: String { get }
+    var formerNames: [String] { get }
 }
 
 extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
@@ -13,6 +14,8 @@ extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
 struct EntryRegistry: Sendable {
     /// The entry names, sorted.
     let names: [String]
+    /// The names a write may set or keep: the entry names and the names they were stored under before,
+    /// so that a collection still holding a former name can be written (the write removes it).
     let nameSet: Set<String>
 
     static let empty = EntryRegistry(names: [], nameSet: [])
@@ -37,6 +40,7 @@ struct EntryRegistry: Sendable {
     /// Two properties with one entry name are a programming error, stopped here with both names.
     private static func reflect(_ instance: RVS_PersistentPrefs) -> EntryRegistry {
         var properties: [String: String] = [:]  // entry name → property
+        var formerNames: Set<String> = []
         var mirror: Mirror? = Mirror(reflecting: instance)
         while let current = mirror {
             for child in current.children {
@@ -50,11 +54,12 @@ struct EntryRegistry: Sendable {
                     )
                 }
                 properties[entry.name] = property
+                formerNames.formUnion(entry.formerNames)
             }
             mirror = current.superclassMirror
         }
         if properties.isEmpty { return .empty }
-        return EntryRegistry(names: properties.keys.sorted(), nameSet: Set(properties.keys))
+        return EntryRegistry(names: properties.keys.sorted(), nameSet: formerNames.union(properties.keys))
     }
 }
 

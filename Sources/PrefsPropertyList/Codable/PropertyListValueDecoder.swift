@@ -7,11 +7,11 @@ import Foundation
 // quotes the stored value, so that `lastError` can be logged.
 
 /// Decodes `Decodable` values from ``PropertyListValue`` trees.
-enum PropertyListValueDecoder {
+package enum PropertyListValueDecoder {
     /// Decodes a `Value` from `value`.
     /// - Throws: `DecodingError` when `value` does not have the shape `Value` expects, or what `Value`'s own
     ///   `init(from:)` throws.
-    static func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
         try unbox(type, from: value, codingPath: [])
     }
 
@@ -113,7 +113,7 @@ enum PropertyListValueDecoder {
     // MARK: Errors
 
     /// Marks the errors this decoder makes, whose messages never quote a value and so may be shown as they are.
-    struct OwnMessage: Error {}
+    package struct OwnMessage: Error {}
 
     static func mismatch(_ type: Any.Type, _ value: PropertyListValue, _ codingPath: [any CodingKey]) -> DecodingError {
         DecodingError.typeMismatch(type, DecodingError.Context(
@@ -123,7 +123,7 @@ enum PropertyListValueDecoder {
         ))
     }
 
-    static func corrupted(_ message: String, _ codingPath: [any CodingKey]) -> DecodingError {
+    package static func corrupted(_ message: String, _ codingPath: [any CodingKey]) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: codingPath, debugDescription: message, underlyingError: OwnMessage()))
     }
 
@@ -149,7 +149,7 @@ enum PropertyListValueDecoder {
     }
 
     /// What kind of value `value` is, in words, without its contents.
-    static func kind(of value: PropertyListValue) -> String {
+    package static func kind(of value: PropertyListValue) -> String {
         if case .string = value { return "a string" }
         if case .bool = value { return "a Boolean" }
         if case .date = value { return "a date" }
