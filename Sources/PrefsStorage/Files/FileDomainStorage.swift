@@ -41,6 +41,10 @@ public final class FileDomainStorage: DomainStorage {
     /// Tells a read whether the file may have changed since it was cached, with no system call of
     /// this domain's own (see ``ReadFreshness``); asked for once, so that a read looks nothing up.
     private let freshness: any FreshnessTracker
+
+    /// The file's freshness token now (see ``FreshnessTracker/currentToken()``), for a domain built on this
+    /// one that caches what it derives from the file.
+    package var freshnessToken: FreshnessToken? { freshness.currentToken() }
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
 
     /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
