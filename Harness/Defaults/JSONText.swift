@@ -43,6 +43,7 @@ enum JSONText {
         case .string(let string): output += quoted(string)
         case .bool(let bool): output += bool ? "true" : "false"
         case .integer(let integer): output += String(integer)
+        case .unsignedInteger(let integer): output += String(integer)
         case .real(let real): output += number(real)
         case .float(let float): output += number(Double(float))
         case .date(let date): output += quoted(isoDate(date))
