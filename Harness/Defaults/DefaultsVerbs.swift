@@ -60,11 +60,17 @@ enum DefaultsVerbs {
                 VerbForm(synopsis: "read DOMAIN KEY", meaning: "one value"),
                 VerbForm(synopsis: "read DOMAIN KEY ENTRY...", meaning: "a value inside a stored dictionary or array: ENTRY is a key of a dictionary or an index of an array (from 0), one argument each, so that dots in names need no escaping"),
             ],
-            options: [VerbOption(name: "--json", meaning: "print JSON instead of the OpenStep text of `defaults` (see JSON in harness defaults help)")],
-            examples: ["harness defaults read com.example.app", "harness defaults read com.example.app com.example.app.preferences appearance --json"],
+            options: [VerbOption(name: "--json", meaning: "print JSON instead of the OpenStep text of `defaults` (see JSON in harness defaults help)"),
+                      VerbOption(name: "--sources", meaning: "with DOMAIN [KEY]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain")],
+            examples: ["harness defaults read com.example.app", "harness defaults read com.example.app com.example.app.preferences appearance --json",
+                       "harness defaults read --sources com.example.app"],
             run: { inspector, arguments throws(HarnessError) in
                 let json = arguments.flag("--json")
-                try inspector.read(arguments.rest(), json: json)
+                if arguments.flag("--sources") {
+                    try inspector.readSources(arguments.rest())
+                } else {
+                    try inspector.read(arguments.rest(), json: json)
+                }
             }),
         DefaultsVerb(
             name: "read-type",

@@ -13,11 +13,29 @@ import RVS_PersistentPrefs
 /// library's own storage type; every failure is a ``HarnessError``.
 struct DomainDirectory: DomainCatalog {
     let path: String
+    /// The administrator's system and managed files above and below these domains.
+    let layers: AdministratorLayers
+
+    init(path: String) {
+        self.path = path
+        self.layers = AdministratorLayers(preferencesDirectory: path)
+    }
 
     var place: String { "in \(path)" }
 
+    /// A named domain is written as the library writes it: an entry the administrator forces is not changed.
     func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
-        try fileStorage(domain)
+        let file = try fileStorage(domain)
+        guard case .named(let name) = domain else { return file }
+        return AdministeredDomain(file, suite: layers.suite(named: name, persistent: file, global: nil))
+    }
+
+    /// The user's domains, and those only the administrator's system or managed files hold, each marked.
+    func listing() -> [DomainListing] {
+        let (system, managed) = layers.markedDomains()
+        return Set(domainNames()).union(system).union(managed).sorted().map { name in
+            DomainListing(name: name, marks: (system.contains(name) ? ["system"] : []) + (managed.contains(name) ? ["managed"] : []))
+        }
     }
 
     /// The file storage of `domain`, whether or not its file exists.

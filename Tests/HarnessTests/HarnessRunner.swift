@@ -31,7 +31,9 @@ final class HarnessSandbox: @unchecked Sendable {
     var path: String { directory.path }
 
     var environment: [String: String] {
-        ["TMPDIR": temporary.path, "RVS_PREFS_DIRECTORY": fallback.path, "XDG_CONFIG_HOME": fallback.path, "HOME": fallback.path]
+        // The administrator's layers too, so that no run reads the machine's /etc.
+        ["TMPDIR": temporary.path, "RVS_PREFS_DIRECTORY": fallback.path, "XDG_CONFIG_HOME": fallback.path, "HOME": fallback.path,
+         "XDG_CONFIG_DIRS": fallback.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY": fallback.appending("managed")]
     }
 
     /// Runs `harness ARGUMENTS`, with `input` on standard input (then closed), to the end; `extra` is

@@ -26,9 +26,10 @@ extension RVS_PersistentPrefs {
     /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
     func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
         let definition = entry.definition
-        if let pinned = externalChanges.pinnedEntries {
-            // A change made elsewhere is being told: the value the instance last saw, for `.old`. Not
-            // cached, as it is not what is stored.
+        if notifications.recording != nil { notifications.recording!.typed.insert(definition.name) }
+        if let pinned = notifications.pinned {
+            // A notification is being told: the version of the collection it carries. Not cached, as it may
+            // not be what is stored.
             guard let stored = definition.storedForm(in: pinned) else { return definition.defaultValue }
             do {
                 return try definition.coding.decode(stored)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What the registry needs to know of an `@Entry` property, whatever its value type.
 protocol DeclaredEntry {
@@ -19,7 +20,7 @@ struct EntryRegistry: Sendable {
 
     static let empty = EntryRegistry(names: [], nameSet: [])
 
-    private static let registries = Locked<[ObjectIdentifier: EntryRegistry]>([:])
+    private static let registries = Mutex<[ObjectIdentifier: EntryRegistry]>([:])
 
     /// The registry of `instance`'s class, made on first use.
     static func registry(of instance: RVS_PersistentPrefs) -> EntryRegistry {

@@ -284,6 +284,11 @@ let token: NSKeyValueObservation = byName.observe(\.name, options: [.initial, .o
 let options: NSKeyValueObservingOptions = [.new]
 check(options.contains(.new) && !options.contains(PrefsObservingOptions.old))
 byName.name = "observed"
+let silentResult = byName.withoutNotifying { () -> Int in
+    byName.name = "silent"
+    return 1
+}
+check(silentResult == 1 && byName.name == "silent")
 token.invalidate()
 byName.name = "unheard"
 check(heard == ["after - ", "prior  -", "after  observed"], "\(heard)")
