@@ -295,6 +295,9 @@ public final class DefaultsSuite: Sendable {
         var whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?
         var defaults: [PropertyListValue] = []
         var snapshots: [DomainSnapshot] = []
+        // One allocation per read, not one for each domain appended: every read of a suite with
+        // administrators' domains comes here.
+        snapshots.reserveCapacity(sources.count)
         for source in sources {
             if source.role.combination == .wholeValue {
                 guard whole == nil else { continue }
