@@ -30,6 +30,9 @@ package final class AdministratorDomainStorage: DomainStorage {
     /// or that the file's owner and mode passed the checks.
     private let trusted = Mutex<(token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)?>(nil)
     private let watch = Mutex<(any DomainChangeWatch)?>(nil)
+    /// The count of changes told, plus one, while a missing file is trusted on that count alone (its
+    /// directory does not exist, so no token vouches): what the common read checks with no lock. 0: none.
+    private let missingAtChanges = Atomic<UInt64>(0)
 
     package init(_ file: FileDomainStorage, verifiesOwnership: Bool) {
         self.file = file
@@ -64,6 +67,11 @@ package final class AdministratorDomainStorage: DomainStorage {
     /// The file's contents; a file that cannot be used throws
     /// ``PrefsError/administratorFileIgnored(path:reason:)``, which the search list reports and skips.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {
+        // The common case on most machines: no such directory, nothing heard since. Three atomic loads.
+        let seenFirst = changes.load(ordering: .acquiring)
+        if missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1, file.freshnessToken == nil {
+            return .missing
+        }
         // Both taken before the file is looked at: a change after this point makes them differ next time.
         // The token, where the watch vouches, is fresh (pending events first); the count of changes told
         // serves where it cannot (a directory that does not exist yet).
@@ -95,6 +103,7 @@ package final class AdministratorDomainStorage: DomainStorage {
         }
         if watched {
             trusted.withLock { $0 = (token, seen, !snapshot.exists, snapshot.exists && verifiesOwnership) }
+            missingAtChanges.store(token == nil && !snapshot.exists ? seen &+ 1 : 0, ordering: .releasing)
         }
         return snapshot
     }

@@ -139,8 +139,12 @@ public final class DefaultsSuite: Sendable {
         sources += systemDomains.map { SearchSource(.system, $0) }
         sources.append(SearchSource(.registration, registered))
         self.sources = sources
+        combinations = sources.map(\.role.combination)
         entryByEntry = sources.contains { $0.role.combination != .wholeValue }
     }
+
+    /// How each source combines, by index: read on every read without copying the source's role.
+    private let combinations: [SearchDomain.Combination]
 
     /// Whether some domain of the search list works entry by entry (a managed or system domain).
     private let entryByEntry: Bool
@@ -280,26 +284,36 @@ public final class DefaultsSuite: Sendable {
             }
             return nil
         }
+        // Indexes and values, not copies of the sources' roles: every read of a suite with administrators'
+        // domains comes here, and most find nothing in them.
         var forced: [PropertyListValue] = []
-        var whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?
         var defaults: [PropertyListValue] = []
-        for source in sources {
-            if source.role.combination == .wholeValue {
-                guard whole == nil else { continue }
-                let snapshot = try source.storage.snapshot()
-                if let value = snapshot.contents[key] { whole = (value, source.role, snapshot) }
+        var wholeIndex = -1
+        var wholeValue: PropertyListValue?
+        var wholeSnapshot: DomainSnapshot?
+        for index in sources.indices {
+            let combination = combinations[index]
+            if combination == .wholeValue {
+                guard wholeIndex < 0 else { continue }
+                let snapshot = try sources[index].storage.snapshot()
+                if let value = snapshot.contents[key] { (wholeIndex, wholeValue, wholeSnapshot) = (index, value, snapshot) }
                 continue
             }
-            guard let snapshot = Self.administratorSnapshot(source, problems: &problems) else { continue }
-            guard let value = snapshot.contents[key] else { continue }
+            guard let snapshot = Self.administratorSnapshot(sources[index], problems: &problems),
+                  let value = snapshot.contents[key] else { continue }
             if collection, value.dictionaryValue == nil {
                 problems.append(.administratorFileIgnored(
-                    path: source.storage.location, reason: "the value under '\(key)' is not a dictionary"))
+                    path: sources[index].storage.location, reason: "the value under '\(key)' is not a dictionary"))
                 continue
             }
-            if source.role.combination == .forcedEntries { forced.append(value) } else { defaults.append(value) }
+            if combination == .forcedEntries { forced.append(value) } else { defaults.append(value) }
         }
-        return Self.combine(forced: forced, whole: whole, defaults: defaults)
+        if forced.isEmpty && defaults.isEmpty {
+            // Nothing from an administrator: the value is one domain's, cached by its snapshot as usual.
+            guard let wholeValue, let wholeSnapshot else { return nil }
+            return Found(value: wholeValue, domain: sources[wholeIndex].role, snapshot: wholeSnapshot)
+        }
+        return Self.combine(forced: forced, whole: wholeValue.map { ($0, sources[wholeIndex].role) }, defaults: defaults)
     }
 
     /// The snapshot of a managed or system domain, or `nil` (with the reason in `problems`) when it
@@ -323,12 +337,8 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// Builds the value of one key from what each kind of domain holds (see ``find(_:collection:problems:)``).
-    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?,
+    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain)?,
                                 defaults: [PropertyListValue]) -> Found? {
-        // Nothing from an administrator: the value is one domain's, cached by its snapshot as usual.
-        if forced.isEmpty && defaults.isEmpty {
-            return whole.map { Found(value: $0.value, domain: $0.domain, snapshot: $0.snapshot) }
-        }
         // Lowest precedence first: system defaults (the first directory wins), the whole value, then forced entries.
         var result: PropertyListValue?
         var domain: SearchDomain?
