@@ -34,6 +34,7 @@ import PrefsPropertyList
 /// - ``invalidStoredEntry(entry:reason:)``
 /// - ``domainUnreadable(path:reason:)``
 /// - ``readFailed(path:step:errno:)``
+/// - ``storageUnreachable(location:reason:)``
 ///
 /// ### Failed Writes
 /// - ``writeFailed(path:step:errno:)``
@@ -125,6 +126,14 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// `path` unreadable. Nothing was written; other collections are untouched.
     case domainTooLarge(path: String, size: Int, limit: Int)
 
+    /// A domain kept by a server (an etcd cluster, through `PrefsEtcd`) could not be reached within the
+    /// operation's timeout: `location` names the domain and its endpoints, `reason` what was tried at each
+    /// endpoint and how it failed (never a credential or a value).
+    ///
+    /// Nothing was changed by the failed operation; the next one tries again, so the domain recovers by
+    /// itself when the server does.
+    case storageUnreachable(location: String, reason: String)
+
     /// Kept for source compatibility with the Apple-platform library; never produced, since a
     /// missing collection is simply empty, without error.
     case noStoredPrefsForKey(key: String)
@@ -161,6 +170,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Could not write \(path): \(step) failed: \(errno); the previous file is unchanged"
         case .domainTooLarge(let path, let size, let limit):
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
+        case .storageUnreachable(let location, let reason):
+            return "Could not reach \(location): \(reason)"
         case .noStoredPrefsForKey(let key):
             return "No stored preferences for the storage key '\(key)'"
         case .unknownError(let error):
