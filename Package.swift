@@ -54,7 +54,7 @@ let package = Package(
         // What every test target shares: temporary directories and child processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // A real three-member etcd cluster started from the `etcd` binary, for the PrefsEtcd tests.
-        .target(name: "EtcdTestSupport", dependencies: ["TestSupport"], path: "Tests/EtcdTestSupport"),
+        .target(name: "EtcdTestSupport", dependencies: ["TestSupport", "PrefsEtcd"], path: "Tests/EtcdTestSupport"),
         // A child process for the PrefsEtcd multi-process tests, attached to one member of the cluster.
         .executableTarget(
             name: "EtcdTestWorker",

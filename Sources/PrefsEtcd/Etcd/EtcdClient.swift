@@ -27,6 +27,9 @@ final class EtcdClient: Sendable {
     /// from the others) leaves time to try the next one.
     static func attemptLimit(of timeout: Duration) -> Duration { max(timeout * 0.4, .milliseconds(500)) }
 
+    /// The least time left for which an attempt is still started.
+    static let shortestAttempt = Duration.milliseconds(100)
+
     /// Calls `path` with `body`, trying the endpoints in turn (with a growing pause after each round) until
     /// one answers or `deadline` passes.
     /// - Parameter idempotent: When `false`, gives up at the first attempt whose outcome is unknown (the
@@ -39,6 +42,8 @@ final class EtcdClient: Sendable {
         var round = 0
         while true {
             for offset in 0..<endpoints.count {
+                // An attempt cut short by the deadline would leave a write's outcome unknown for nothing.
+                if deadline.remaining < Self.shortestAttempt { throw EtcdCallFailure(attempts: attempts, stoppedOnUnknownOutcome: false) }
                 let index = (first + offset) % endpoints.count
                 let endpoint = endpoints[index]
                 let attemptDeadline = deadline.capped(at: .after(Self.attemptLimit(of: timeout)))
@@ -89,6 +94,9 @@ final class EtcdClient: Sendable {
     func callOnce(_ path: String, _ body: EtcdJSON.Object, at endpoint: HTTPEndpoint, token: String?,
                   by deadline: Deadline) throws(EtcdAttempt) -> EtcdJSON.Object {
         var request = HTTPRequest(path: path, body: EtcdJSON.encode(body))
+        // A member cut off from its leader refuses at once ("no leader"), before proposing anything, instead of
+        // holding the request until its own timeout with an outcome nobody can know.
+        request.headers.append(("Grpc-Metadata-hasleader", "true"))
         if let token { request.headers.append(("Authorization", token)) }
         let connection: HTTPConnection
         let response: HTTPResponse

@@ -42,6 +42,12 @@ struct EtcdKeyValue: Sendable {
     /// The revision of the key's last change.
     var modRevision: Int64
 
+    init(key: [UInt8], value: [UInt8], modRevision: Int64) {
+        self.key = key
+        self.value = value
+        self.modRevision = modRevision
+    }
+
     init?(_ object: Any?) {
         guard let object = object as? EtcdJSON.Object, let key = EtcdJSON.bytes(base64: object["key"]) else { return nil }
         self.key = key

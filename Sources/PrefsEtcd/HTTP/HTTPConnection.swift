@@ -108,8 +108,10 @@ struct HTTPWire {
                     return response
                 }
                 guard buffer.count - position < 64 * 1024 else { throw .malformedResponse("headers too long") }
-                searchFrom = max(position, buffer.count - 3)
+                // Relative to `position`: filling may move the unread bytes to the start of the buffer.
+                let searched = max(0, buffer.count - position - 3)
                 try fill(by: deadline, wake: wake)
+                searchFrom = position + searched
             }
         }
     }
@@ -193,8 +195,9 @@ struct HTTPWire {
                 return String(decoding: buffer[position..<end], as: UTF8.self)
             }
             guard buffer.count - position < 4096 else { throw .malformedResponse("line too long") }
-            searchFrom = max(position, buffer.count - 1)
+            let searched = max(0, buffer.count - position - 1)
             try fill(by: deadline, wake: wake)
+            searchFrom = position + searched
         }
     }
 
