@@ -3,7 +3,8 @@
 // output, so the parent waits on pipes and exit statuses, never on sleeps.
 //
 //   EtcdTestWorker increment ENDPOINTS NAME STORAGE_KEY COUNT
-//       COUNT atomic increments of the entry `count` through the base class's `modify`; prints "ok".
+//       COUNT atomic increments of the entry `count` through the base class's `modify`; prints "progress N" after
+//       every 25th and "ok" at the end.
 //   EtcdTestWorker write-entries ENDPOINTS NAME STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT subscript writes of entries wWORKER-0 … wWORKER-(COUNT-1) = index; prints "ok".
 //   EtcdTestWorker watch ENDPOINTS NAME STORAGE_KEY FINAL
@@ -51,6 +52,7 @@ case "increment":
     for round in 0..<count {
         prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
         if let error = prefs.lastError { fail("increment \(round): \(error)") }
+        if (round + 1) % 25 == 0 && round + 1 < count { say("progress \(round + 1)") }
     }
     say("ok")
 
