@@ -94,7 +94,10 @@ struct EtcdDomainStorageTests {
             return
         }
         for member in cluster.members { #expect(location.contains("127.0.0.1:\(member.clientPort)")) }
-        #expect(reason.contains("nothing was changed"), "\(reason)")
+        // An attempt that a loaded member did not answer in time is told as such (at most once); the value read
+        // after recovery shows that nothing was changed either way.
+        #expect(reason.contains("nothing was changed") || reason.contains("applied at most once"), "\(reason)")
+        #expect(reason.contains("no leader") || reason.contains("timed out"), "\(reason)")
         // Bounded: the 2 s timeout, with room for a loaded machine, not an unbounded wait.
         #expect(elapsed < .seconds(6), "the failed write took \(elapsed)")
         #expect(throws: PrefsError.self) { try domain.snapshot() }
