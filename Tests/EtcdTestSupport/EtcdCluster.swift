@@ -106,12 +106,21 @@ package final class EtcdCluster: Sendable {
         process.waitUntilExit()
     }
 
+    /// Stops (`SIGSTOP`) or continues (`SIGCONT`) member `index`: a member that holds its connections open but
+    /// answers nothing, like a machine that hangs.
+    package func pause(_ index: Int, _ paused: Bool = true) {
+        if let pid = processIdentifier(index) { Glibc.kill(pid, paused ? SIGSTOP : SIGCONT) }
+    }
+
     /// The process id of member `index`, while it runs.
     package func processIdentifier(_ index: Int) -> Int32? { processes.withLock { $0[index]?.processIdentifier } }
 
     /// Kills every member and removes the data (also done when the value is released).
     package func stop() {
-        for index in members.indices { kill(index) }
+        for index in members.indices {
+            pause(index, false)
+            kill(index)
+        }
     }
 }
 
