@@ -20,12 +20,21 @@ package final class EtcdCluster: Sendable {
     /// Whether the etcd tests can run: `etcd` is on PATH (install Debian's `etcd-server`).
     package static var isAvailable: Bool { binary != nil }
 
-    package struct Member {
+    package struct Member: Sendable {
         package let name: String
         package let clientPort: Int
         package let peerPort: Int
-        package var clientURL: URL { URL(string: "http://127.0.0.1:\(clientPort)")! }
+        package let secure: Bool
+        package var clientURL: URL { URL(string: "\(secure ? "https" : "http")://127.0.0.1:\(clientPort)")! }
     }
+
+    /// The server certificate and key of `https` client URLs, and the CA that signed them.
+    package struct TLSFiles: Sendable {
+        package let certificate: String
+        package let key: String
+        package let authority: String
+    }
+    package let tls: TLSFiles?
 
     package let members: [Member]
     private let directory = TemporaryDirectory()
@@ -42,24 +51,33 @@ package final class EtcdCluster: Sendable {
 
     /// Starts the cluster and returns once every member serves requests.
     /// - Parameter arguments: More `etcd` flags for every member (for example `--max-request-bytes`).
-    package init(size: Int = 3, arguments: [String] = []) throws {
+    /// - Parameter tls: Serve the client URLs over `https` with these files.
+    ///   `skipReadiness`: return once started, without waiting for a read to succeed (for a member no client can verify).
+    package init(size: Int = 3, arguments: [String] = [], tls: TLSFiles? = nil, skipReadiness: Bool = false) throws {
         guard Self.binary != nil else { throw EtcdClusterError.notInstalled }
         let ports = try freePorts(2 * size)
-        members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
-        extraArguments = arguments
+        members = (0..<size).map {
+            Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
+        }
+        self.tls = tls
+        extraArguments = arguments + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
         for index in members.indices { try start(index) }
+        if skipReadiness { return }
         for index in members.indices { try waitUntilServing(index) }
     }
 
     /// Returns once member `index` answers a linearizable read (so it is part of a cluster with a leader).
     package func waitUntilServing(_ index: Int, within limit: Duration = .seconds(30)) throws {
-        let probe = try EtcdDomainStorage(endpoints: [members[index].clientURL], name: "readiness", timeout: .seconds(1))
+        let probe = try EtcdDomainStorage(endpoints: [members[index].clientURL], name: "readiness", timeout: .seconds(1),
+                                          caFile: tls?.authority)
         let giveUp = ContinuousClock.now + limit
         while true {
             do {
                 _ = try probe.snapshot()
                 return
             } catch {
+                // With authentication enabled the probe is refused, which also shows the member serves.
+                if "\(error)".contains("user name is empty") || "\(error)".contains("permission denied") { return }
                 if ContinuousClock.now > giveUp { throw EtcdClusterError.notReady(members[index].name, "\(error)") }
                 // A member that refuses at once (still starting) is asked again shortly.
                 Thread.sleep(forTimeInterval: 0.05)

@@ -23,7 +23,7 @@ struct EtcdAttempt: Error, Sendable, CustomStringConvertible {
         case .server(_, _, let message):
             // Refused before being proposed to the cluster: the request did nothing.
             let definite = ["request is too large", "invalid auth token", "permission denied", "no leader",
-                            "user name or password is invalid", "too many requests", "authentication is not enabled",
+                            "user name or password is invalid", "authentication failed", "too many requests", "authentication is not enabled",
                             "requested lease not found", "revision of auth store is old", "not capable",
                             "user name is empty", "compacted"]
             return !definite.contains { message.contains($0) }
@@ -33,7 +33,7 @@ struct EtcdAttempt: Error, Sendable, CustomStringConvertible {
     /// Whether trying again (here or at another endpoint) cannot help: the request itself is refused.
     var isFinal: Bool {
         guard case .server(_, _, let message) = failure else { return false }
-        return ["request is too large", "permission denied", "user name or password is invalid",
+        return ["request is too large", "permission denied", "user name or password is invalid", "authentication failed",
                 "authentication is not enabled", "user name is empty"].contains { message.contains($0) }
     }
 
