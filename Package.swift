@@ -40,7 +40,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "harness",
-            dependencies: ["RVS_PersistentPrefs"],
+            // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`.
+            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport"],
             path: "Harness",
             exclude: [],
             resources: [.copy("SettingsSchema.plist")]
