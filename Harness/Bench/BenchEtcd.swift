@@ -11,7 +11,8 @@ import RVS_PersistentPrefs
 /// - write-entry: one subscript write; floor: a compare-and-swap transaction putting the same bytes.
 /// - modify: an atomic increment; floor: the same transaction.
 /// - external-change: a write through another member heard by a watching instance's observer, from the write
-///   starting; floor: the same put heard on a bare watch stream of another member.
+///   starting; floor: the same compare-and-swap heard on a bare watch stream of another member.
+///   external-change-watched: the same with the watching instance in watched read mode.
 enum BenchEtcd {
     /// A 10-entry collection's instance over an etcd domain.
     final class Preferences: RVS_PersistentPrefs {
@@ -95,16 +96,22 @@ enum BenchEtcd {
                                            ours: { prefs.modify("count") { ($0 as? Int ?? 0) + 1 } },
                                            peer: nil, floor: floorCompareAndSwap, bytes: value.count))
         try prefs.throwIfFailed()
-        results.append(try externalChange(cluster, prefs: preferences("watcher", try domain(1), key: "external"),
-                                          writer: preferences("writer", try domain(0), key: "external"),
-                                          bare: bare, key: key, rounds: rounds))
+        let writer = preferences("writer", try domain(0), key: "external")
+        results.append(try externalChange("etcd-external-change", cluster,
+                                          prefs: preferences("watcher", try domain(1), key: "external"),
+                                          writer: writer, bare: bare, rounds: rounds))
+        // The same, the watching instance reading in watched mode: its delivery's read needs no round trip.
+        results.append(try externalChange("etcd-external-change-watched", cluster,
+                                          prefs: preferences("watched-watcher", try domain(1, .watched), key: "external"),
+                                          writer: writer, bare: bare, rounds: rounds))
         return results
     }
 
-    /// A write through member 0 heard by an instance attached to member 1; the floor puts the same bytes
-    /// through a bare connection and waits for the event on a bare watch stream of member 1.
-    private static func externalChange(_ cluster: EtcdCluster, prefs: Preferences, writer: Preferences,
-                                       bare: EtcdBareConnection, key: String, rounds: Int) throws -> BenchResult {
+    /// A write through member 0 heard by an instance attached to member 1; the floor makes the same
+    /// compare-and-swap transaction through a bare connection and waits for its event on a bare watch stream of
+    /// member 1.
+    private static func externalChange(_ name: String, _ cluster: EtcdCluster, prefs: Preferences, writer: Preferences,
+                                       bare: EtcdBareConnection, rounds: Int) throws -> BenchResult {
         writer["count"] = -1
         try writer.throwIfFailed()
         let heard = WaitableValue<[Int: UInt64]>([:])
@@ -118,7 +125,7 @@ enum BenchEtcd {
             observation.invalidate()
             prefs.watchesExternalChanges = false
         }
-        let watchKey = Data("/bench-floor-watch".utf8).base64EncodedString()
+        let watchKey = Data("/bench-floor-watch/\(name)".utf8).base64EncodedString()
         let stream = try bareConnection(cluster.members[1].clientURL)
         defer { stream.close() }
         do {
@@ -126,6 +133,7 @@ enum BenchEtcd {
             _ = try stream.nextPiece()  // "created"
         } catch { throw HarnessError.failure("cannot start a bare watch: \(error)") }
         let payload = Data(BinaryPropertyListBytes.sample).base64EncodedString()
+        var floorRevision = Int64(0)
 
         let warmUp = min(20, max(1, rounds / 10))
         var ours: [Double] = [], floor: [Double] = []
@@ -138,7 +146,8 @@ enum BenchEtcd {
             }
             let floorStarted = BenchResult.now()
             do {
-                _ = try bare.post("/v3/kv/put", Array(#"{"key":"\#(watchKey)","value":"\#(payload)"}"#.utf8))
+                let body = #"{"compare":[{"target":"MOD","key":"\#(watchKey)","mod_revision":"\#(floorRevision)"}],"success":[{"request_put":{"key":"\#(watchKey)","value":"\#(payload)"}}],"failure":[{"request_range":{"key":"\#(watchKey)"}}]}"#
+                floorRevision = revision(in: try bare.post("/v3/kv/txn", Array(body.utf8)))
                 _ = try stream.nextPiece()
             } catch { throw HarnessError.failure("bare watch: \(error)") }
             let floorHeard = BenchResult.now()
@@ -146,7 +155,7 @@ enum BenchEtcd {
             ours.append((Double(time) - Double(started)) / 1_000)
             floor.append((Double(floorHeard) - Double(floorStarted)) / 1_000)
         }
-        var result = BenchResult(name: "etcd-external-change", ours: ours, peer: nil, floor: floor, bytes: nil)
+        var result = BenchResult(name: name, ours: ours, peer: nil, floor: floor, bytes: nil)
         result.figures = [("ours_p99_us", BenchResult.format(BenchResult.percentile(ours, 0.99))),
                           ("floor_p99_us", BenchResult.format(BenchResult.percentile(floor, 0.99)))]
         return result

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Synchronization
 
 /// How an `https` endpoint's certificate is verified: against the system's trust store, or against the CA

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Glibc
 
 /// TLS over a ``TCPSocket``. OpenSSL works on memory buffers and this type moves the bytes through the socket
