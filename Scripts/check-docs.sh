@@ -91,7 +91,8 @@ fi
 etcd_symbols="$scratch/symbol-graphs-PrefsEtcd"
 rm -rf "$etcd_symbols"
 mkdir -p "$etcd_symbols"
-if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" -target "$(uname -m)-unknown-linux-gnu" \
+# PrefsEtcd's module needs the module map of the system's OpenSSL (Sources/COpenSSL) wherever it is loaded.
+if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" -I "$root/Sources/COpenSSL" -target "$(uname -m)-unknown-linux-gnu" \
         -minimum-access-level public -output-dir "$etcd_symbols" -emit-extension-block-symbols >"$scratch/extract-etcd.log" 2>&1; then
     cat "$scratch/extract-etcd.log" >&2
     echo "check-docs: swift-symbolgraph-extract failed for PrefsEtcd" >&2
@@ -275,7 +276,7 @@ PY
 IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
 while IFS=$'\t' read -r unit file blocks line; do
     if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
-            -I "$modules" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            -I "$modules" -I "$root/Sources/COpenSSL" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
             >"$units/$unit/log" 2>&1; then
         cat "$units/$unit/log" >&2
         echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2
