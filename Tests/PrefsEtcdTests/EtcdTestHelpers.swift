@@ -40,11 +40,11 @@ extension EtcdDomainStorage {
         return EtcdKeyValue.all(in: response).first?.value
     }
 
-    /// Whether member `endpoint` currently knows a leader (`/v3/maintenance/status`).
-    static func memberKnowsLeader(_ endpoint: URL) -> Bool {
+    /// Whether member `endpoint` currently knows a leader (`/v3/maintenance/status`); `nil` when it did not answer.
+    static func memberKnowsLeader(_ endpoint: URL) -> Bool? {
         guard let client = try? EtcdClient(endpoints: [HTTPEndpoint(endpoint)!], caFile: nil, credentials: nil),
               let status = try? client.call("/v3/maintenance/status", [:], by: .after(.seconds(1)), timeout: .seconds(1)).response
-        else { return false }
+        else { return nil }
         return EtcdJSON.int(status["leader"]) != 0
     }
 }
