@@ -20,7 +20,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "PrefsPropertyList", path: "Sources/PrefsPropertyList"),
-        .target(name: "PrefsStorage", dependencies: ["PrefsPropertyList"], path: "Sources/PrefsStorage"),
+        // The few Linux calls the Glibc module does not import well (statfs, eventfd).
+        .target(name: "CPrefsLinux", path: "Sources/CPrefsLinux"),
+        .target(name: "PrefsStorage", dependencies: ["PrefsPropertyList", "CPrefsLinux"], path: "Sources/PrefsStorage"),
         .target(
             name: "RVS_PersistentPrefs",
             dependencies: ["PrefsStorage", "PrefsPropertyList"],

@@ -10,6 +10,8 @@
 #   SOAK_SCRATCH_PATH   passed to `swift build --scratch-path` (default: the package's .build)
 #   SOAK_RSS_SLACK_KB   allowed growth of VmRSS and of VmHWM between warm-up and the end (default 4096)
 #   SOAK_KEEP=1         keep the temporary directory with the domain file and the workers' output
+#   SOAK_WATCH_CYCLES   watch start/stop cycles checked for leaked descriptors and threads first (default
+#                       10000; 0 skips them; `swift test` runs 200)
 #
 # Each process runs `TestWorker soak` (Tests/TestWorker/main.swift): subscript writes of its own 16 entries of
 # one shared collection, reads of the whole collection and of single entries (checked in the worker: its own
@@ -37,6 +39,26 @@ worker="$bin/TestWorker"
 dir="$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-soak-XXXXXX")"
 cleanup() { if [[ "${SOAK_KEEP:-0}" == 1 ]]; then echo "soak: kept $dir" >&2; else rm -rf "$dir"; fi; }
 trap cleanup EXIT
+
+# Watch start/stop cycles: the descriptor and thread counts must end where they began (TestWorker watch-cycles).
+cycles="${SOAK_WATCH_CYCLES:-10000}"
+if [[ "$cycles" -gt 0 ]]; then
+    echo "soak: $cycles watch start/stop cycles" >&2
+    line="$("$worker" watch-cycles "$dir" cycles settings "$cycles")"
+    echo "soak: $line" >&2
+    python3 - "$line" "$cycles" <<'PY'
+import sys
+fields = dict(f.split("=") for f in sys.argv[1].split())
+f = {k: int(v) for k, v in fields.items()}
+problems = []
+if f["cycles"] != int(sys.argv[2]): problems.append(f"ran {f['cycles']} cycles")
+if f["fds_after"] != f["fds_before"]: problems.append(f"descriptors {f['fds_before']} -> {f['fds_after']}")
+if f["threads_after"] != f["threads_before"]: problems.append(f"threads {f['threads_before']} -> {f['threads_after']}")
+if problems: sys.exit("FAIL: watch cycles leaked: " + "; ".join(problems))
+print(f"PASS: {f['cycles']} watch cycles leaked no descriptor and no thread")
+PY
+    rm -f "$dir"/cycles.plist*
+fi
 
 echo "soak: $workers processes for $seconds s on $dir/soak.plist" >&2
 pids=()

@@ -33,6 +33,8 @@ enum BenchCommand: Subcommand {
           --json PATH       also write every sample, in microseconds, as JSON to PATH
           --samples N       exactly N samples per case (for a smoke test; the figures mean little)
           --directory PATH  work in PATH instead of a private temporary directory
+          --count-reads CASE:N  only N reads of CASE (read, read-watched, read-typed,
+                            read-typed-watched), for Scripts/read-instructions.sh
         """
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
@@ -41,6 +43,14 @@ enum BenchCommand: Subcommand {
         if let directory = try arguments.option(BenchExternalWriter.option, needs: "a directory") {
             try arguments.finish { "unknown option \($0) (see harness bench --help)" }
             try BenchExternalWriter.run(directory: directory)
+            return
+        }
+        // Reads only, for an instruction counter (Scripts/read-instructions.sh); no peer, so no child process.
+        if let specification = try arguments.option(BenchReadCount.option, needs: "CASE:N") {
+            try arguments.finish { "unknown option \($0) (see harness bench --help)" }
+            let workspace = try BenchWorkspace(directory: context.directory)
+            defer { workspace.removeIfPrivate() }
+            try BenchReadCount.run(specification, workspace: workspace)
             return
         }
         let quick = arguments.flag("--quick")

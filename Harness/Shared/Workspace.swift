@@ -45,8 +45,9 @@ final class Workspace {
         return String(cString: made).replacingOccurrences(of: "//", with: "/")
     }
 
-    /// Points the library at this directory: `RVS_PREFS_DIRECTORY` (read by the library on every
-    /// operation) for the application and global domains, and the static configuration for the rest.
+    /// Points the library at this directory: `RVS_PREFS_DIRECTORY` (read by the library once, at its
+    /// first operation, so this comes before any) for the application and global domains, and the
+    /// static configuration for the rest.
     func pointLibraryHere() {
         setenv(DefaultsLocations.directoryVariable, path, 1)
         RVS_PersistentPrefs.applicationDomainName = Self.applicationDomainName

@@ -1,53 +1,59 @@
 import Foundation
+import Synchronization
 
-/// A mutual-exclusion lock with a closure-scoped critical section.
-///
-/// A thin wrapper over `NSLock`, so that every lock in the package is taken and released the same way.
-package final class Lock: @unchecked Sendable {
-    private let lock = NSLock()
+// The package's older lock types, for the code and tests that still use them. `Lock` and `WaitableValue`
+// are thin wrappers over `Synchronization.Mutex`, which the compiler checks; new code uses `Mutex` over
+// value-type state directly.
+
+/// A mutual-exclusion lock with a closure-scoped critical section, for state the compiler cannot see
+/// (prefer `Mutex` over the state itself).
+package final class Lock: Sendable {
+    private let mutex = Mutex(())
 
     package init() {}
 
-    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> sending Result) throws(Failure) -> sending Result {
+        try mutex.withLock { (_: inout Void) throws(Failure) -> sending Result in try body() }
     }
 }
 
 /// A value that is only ever read or changed while holding its own lock.
+///
+/// `@unchecked` because `Value` may be non-`Sendable` (SwiftObservation.swift keeps key paths in one):
+/// the lock makes access exclusive, but the compiler cannot know that a value taken out is not shared.
+/// Prefer `Mutex` over value-type state, which the compiler checks; this goes when its last such use does.
 package final class Locked<Value>: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = NSLock()
     private var value: Value
 
     package init(_ value: Value) { self.value = value }
 
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        try lock.withLock { () throws(Failure) -> Result in try body(&value) }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
 
-/// A value behind a condition variable: every change wakes the threads waiting for the value to reach
-/// a state, as deliveries counted for a test, or handler calls a test waits for.
-package final class WaitableValue<Value>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var value: Value
+/// A value behind a condition: every change wakes the threads waiting for the value to reach a state, as
+/// deliveries counted for a test, or handler calls a test waits for.
+package final class WaitableValue<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    /// Signals changes only: a waiter holds it from its check of the value until it sleeps, and an update
+    /// takes it after changing the value, so no wake-up falls in between.
+    private let changed = NSCondition()
 
-    package init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = Mutex(value) }
 
     /// The value now.
-    package var current: Value {
-        condition.lock()
-        defer { condition.unlock() }
-        return value
-    }
+    package var current: Value { value.withLock { $0 } }
 
     /// Changes the value and wakes every waiter.
     package func update(_ body: (inout Value) -> Void) {
-        condition.lock()
-        defer { condition.unlock() }
-        body(&value)
-        condition.broadcast()
+        value.withLock { body(&$0) }
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
     }
 
     /// Waits until `reached` holds for the value; `false` if it still does not after `timeout` seconds
@@ -55,14 +61,14 @@ package final class WaitableValue<Value>: @unchecked Sendable {
     /// instead of hanging it.
     package func wait(timeout: TimeInterval? = 60, until reached: (Value) -> Bool) -> Bool {
         let limit = timeout.map { Date().addingTimeInterval($0) }
-        condition.lock()
-        defer { condition.unlock() }
-        while !reached(value) {
+        changed.lock()
+        defer { changed.unlock() }
+        while !reached(current) {
             guard let limit else {
-                condition.wait()
+                changed.wait()
                 continue
             }
-            if !condition.wait(until: limit) { return reached(value) }
+            if !changed.wait(until: limit) { return reached(current) }
         }
         return true
     }

@@ -24,6 +24,12 @@ let package = Package(
             name: "PublicSurface",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
         ),
+        // A backend of the app's own (a DomainStorage that can watch), and two instances over it hearing
+        // each other; the same over one InMemoryDomainStorage (SPEC §7.1).
+        .executableTarget(
+            name: "CustomBackend",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
         // The same API from an app still in the Swift 5 language mode.
         .executableTarget(
             name: "Swift5Mode",

@@ -164,6 +164,20 @@ struct FileDomainTests {
         }
     }
 
+    @Test("A write refused because the domain file is a FIFO, or a symbolic link to one, creates nothing: no lock file, no temporary file")
+    func refusedWritesCreateNothing() throws {
+        for throughLink in [false, true] {
+            let name = throughLink ? "linked" : "fifo"
+            let domain = try domain(name)
+            let fifo = directory.appending("\(name).fifo")
+            #expect(mkfifo(throughLink ? fifo : domain.path, 0o600) == 0)
+            if throughLink { #expect(symlink(fifo, domain.path) == 0) }
+            let before = directory.contents()
+            #expect(throws: PrefsError.self) { try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) } }
+            #expect(directory.contents() == before, "the refused write left \(Set(directory.contents()).subtracting(before))")
+        }
+    }
+
     @Test("A stray temporary file from a killed writer is ignored by readers and replaced by the next writer")
     func strayTemporaryFilesAreIgnored() throws {
         let domain = try domain()

@@ -12,6 +12,14 @@ package final class TemporaryDirectory: @unchecked Sendable {
         path = String(cString: created!)
     }
 
+    /// A private directory at a path chosen by the caller (one that is the same every time a process
+    /// asks), made now with mode 0700; whatever was there is removed first.
+    package init(path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+        precondition(mkdir(path, 0o700) == 0, "mkdir \(path) failed: \(String(cString: strerror(errno)))")
+        self.path = path
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// `path/component`.

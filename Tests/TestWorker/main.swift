@@ -1,6 +1,10 @@
 // A child process for the multi-process tests. Each command works on the domain `<directory>/<domain>.plist`
 // and reports on standard output, so the parent waits on pipes and exit statuses, never on sleeps.
 //
+//   TestWorker default-instance DIR DOMAIN STORAGE_KEY
+//       DIR and DOMAIN are ignored: through an instance over the default suite (the environment decides),
+//       a read of STORAGE_KEY, then a write of its entry "value"; prints "read-error E", "write-error E"
+//       (E is `none` or the error's description) and "path P", the application domain's file or `none`.
 //   TestWorker update-entries DIR DOMAIN STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT single-entry updates through the base class's subscript: entries wWORKER-0 … wWORKER-(COUNT-1);
 //       the names of all WORKERS workers are allowed.
@@ -62,8 +66,9 @@
 //       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
 import Foundation
 import RVS_PersistentPrefs
+import PrefsPropertyList
 #if DEBUG
-@testable import PrefsStorage  // The watch hub's lock, for `overflow-read`.
+@testable import PrefsStorage  // The watch engine's mutex, for `overflow-read`.
 #else
 import PrefsStorage
 #endif
@@ -97,6 +102,15 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+//   TestWorker serve-links DIR DOMAIN STORAGE_KEY
+//       Reads command lines from standard input, writes `{value: N}` under STORAGE_KEY as each says, and prints
+//       "done N" after each:
+//         "hardlink N LINK": hard-links the domain file as LINK (in another directory), rewrites it in place
+//           through LINK (truncated, then written), and removes LINK: a write no event in DIR tells of.
+//         "retarget N LINK NEWDIR": makes NEWDIR with a domain file of its own, then retargets the symbolic
+//           link LINK (a directory on the watched path) to NEWDIR, by renaming a new link over it.
+//         "replace-target N TARGETDIR": writes the domain of the same name in TARGETDIR (a new file renamed
+//           over the old there), the target of the domain file DIR/DOMAIN.plist, a symbolic link.
 let arguments = CommandLine.arguments
 guard arguments.count >= 5 else { fail("usage: TestWorker COMMAND DIR DOMAIN STORAGE_KEY …") }
 let (command, directory, domainName, storageKey) = (arguments[1], arguments[2], arguments[3], arguments[4])
@@ -109,6 +123,16 @@ do {
 OpenPreferences.suite = DefaultsSuite(persistentDomain: domain, arguments: [])
 
 switch command {
+case "default-instance":
+    final class DefaultPrefs: RVS_PersistentPrefs {
+        override var keys: [String] { ["value"] }
+    }
+    let prefs = DefaultPrefs(key: storageKey)
+    say("read-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    prefs["value"] = 1
+    say("write-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    say("path \((prefs.userDefaults?.persistentDomain as? FileDomainStorage)?.path ?? "none")")
+
 case "update-entries":
     guard arguments.count == 8, let worker = Int(arguments[5]), let workers = Int(arguments[6]), let count = Int(arguments[7]) else {
         fail("update-entries needs WORKER WORKERS COUNT")
@@ -286,6 +310,9 @@ case "overflow-read":
     guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
     overflowRead(floodArguments: ["flood"] + arguments[2...6])
 
+case "serve-links":
+    serveLinks()
+
 case "watch-cycles":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }
     watchCycles(count)
@@ -413,7 +440,7 @@ func overflowRead(floodArguments: [String]) {
         let output = Pipe()
         flood.standardOutput = output
         #if DEBUG
-        let holdingHubLock = WatchHub.shared.holdingLock
+        let holdingHubLock = WatchEngine.shared.holdingLock
         #else
         func holdingHubLock(_ body: () throws -> Void) throws { fail("overflow-read needs a debug build") }
         #endif
@@ -452,4 +479,45 @@ func watchCycles(_ count: Int) {
     }
     say("cycles=\(count) fds_before=\(fdsBefore) threads_before=\(threadsBefore) fds_during=\(during.0) "
         + "threads_during=\(during.1) fds_after=\(entries("/proc/self/fd")) threads_after=\(threadsAfter)")
+}
+
+func serveLinks() {
+    func contents(_ value: Int) -> [UInt8] {
+        BinaryPropertyList.encode(.dictionary([storageKey: .dictionary(["value": .integer(value)])]))
+    }
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        guard words.count >= 3, let number = Int(words[1]) else { fail("serve-links: bad line \(line)") }
+        do {
+            switch words[0] {
+            case "hardlink":
+                let link = words[2]
+                guard Glibc.link(directory + "/" + domainName + ".plist", link) == 0 else { fail("link: \(errno)") }
+                let fd = open(link, O_WRONLY | O_TRUNC)
+                guard fd >= 0 else { fail("open \(link): \(errno)") }
+                let bytes = contents(number)
+                guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { fail("write: \(errno)") }
+                close(fd)
+                guard unlink(link) == 0 else { fail("unlink: \(errno)") }
+            case "retarget":
+                guard words.count == 4 else { fail("retarget needs N LINK NEWDIR") }
+                let (link, newDirectory) = (words[2], words[3])
+                try FileDomainStorage(directory: newDirectory, name: domainName).modify(repairing: .failIfUnreadable) {
+                    $0[storageKey] = .dictionary(["value": .integer(number)])
+                }
+                let temporary = link + ".new"
+                unlink(temporary)
+                guard symlink(newDirectory, temporary) == 0, rename(temporary, link) == 0 else { fail("retarget: \(errno)") }
+            case "replace-target":
+                try FileDomainStorage(directory: words[2], name: domainName).modify(repairing: .failIfUnreadable) {
+                    $0[storageKey] = .dictionary(["value": .integer(number)])
+                }
+            default:
+                fail("serve-links: unknown command \(words[0])")
+            }
+        } catch {
+            fail("serve-links \(line): \(error)")
+        }
+        say("done \(number)")
+    }
 }

@@ -320,13 +320,9 @@ extension DefaultsSuite {
         }
     }
 
-    /// The names that select the global domain: this library's file name and Foundation's
-    /// `UserDefaults.globalDomain` (`NSGlobalDomain`).
-    private static let globalDomainNames: Set<String> = [DefaultsLocations.globalDomainName, "NSGlobalDomain"]
-
     /// The domain that the persistent-domain calls mean by `name`, and whether they may write it.
     private func namedDomain(_ name: String) throws(PrefsError) -> (domain: (any DomainStorage)?, writable: Bool) {
-        if Self.globalDomainNames.contains(name) { return (globalDomain, false) }
+        if DomainName.globalDomainNames.contains(name) { return (globalDomain, false) }
         if name == persistentDomainName { return (persistentDomain, true) }
         if let file = persistentDomain as? FileDomainStorage {
             return (try FileDomainStorage.shared(directory: file.directory, name: name, durable: file.durable), true)

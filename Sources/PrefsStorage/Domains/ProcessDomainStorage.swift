@@ -1,9 +1,9 @@
 import PrefsPropertyList
 import Synchronization
 
-/// A domain that lives in the process and is never persisted: a suite's argument and registration
-/// domains. Read as any domain is, so that the search list treats every domain alike; no limits, no
-/// watch (its changes are made by the process itself).
+/// A domain that lives in the process and is never persisted: a suite's registration domain. Read as
+/// any domain is, so that the search list treats every domain alike; no limits, no watch (its changes
+/// are made by the process itself).
 package final class ProcessDomainStorage: DomainStorage {
     private let state: Mutex<DomainSnapshot>
     package let location: String
@@ -28,5 +28,30 @@ package final class ProcessDomainStorage: DomainStorage {
             current = DomainSnapshot(contents: contents)
             return current
         }
+    }
+}
+
+/// A domain fixed when it is made: a suite's argument domain. Its snapshot is one immutable object, read
+/// with no lock, since every read of every collection consults it first.
+package final class FixedDomainStorage: DomainStorage {
+    private let fixed: DomainSnapshot
+    package let location: String
+
+    package init(contents: [String: PropertyListValue], location: String) {
+        self.fixed = DomainSnapshot(contents: contents)
+        self.location = location
+    }
+
+    package var contents: [String: PropertyListValue] { fixed.contents }
+
+    package func snapshot() throws(PrefsError) -> DomainSnapshot { fixed }
+
+    /// Never written: the arguments are what the process was given.
+    @discardableResult
+    package func modify(
+        repairing policy: RepairPolicy,
+        _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
+    ) throws(PrefsError) -> DomainSnapshot {
+        throw .userDefaultsUnavailable(reason: "\(location) is read-only")
     }
 }

@@ -41,6 +41,10 @@ import PrefsPropertyList
 /// - ``domainTooLarge(path:size:limit:)``
 /// - ``Step``
 ///
+/// ### Settings an Administrator Keeps
+/// - ``forcedByAdministrator(entries:path:)``
+/// - ``administratorFileIgnored(path:reason:)``
+///
 /// ### Kept for Compatibility
 /// - ``noStoredPrefsForKey(key:)``
 /// - ``unknownError(error:)``
@@ -134,6 +138,19 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// itself when the server does.
     case storageUnreachable(location: String, reason: String)
 
+    /// A write was refused because it would set or remove `entries`, which an administrator forces in
+    /// the managed domain file at `path` (see <doc:Administration>). Refused as a whole, even when it
+    /// writes the forced values: nothing was written and nobody was notified.
+    case forcedByAdministrator(entries: [String], path: String)
+
+    /// A system-wide or managed domain file at `path`, which an administrator keeps, was ignored:
+    /// `reason` says why (not a property list, a value that is not a dictionary, or, for a managed file,
+    /// an owner or mode that anyone but root or this user could have changed).
+    ///
+    /// The operation itself succeeded with the other domains' values: the ignored file supplies
+    /// nothing until it is fixed, and the library never repairs or moves it.
+    case administratorFileIgnored(path: String, reason: String)
+
     /// Kept for source compatibility with the Apple-platform library; never produced, since a
     /// missing collection is simply empty, without error.
     case noStoredPrefsForKey(key: String)
@@ -167,11 +184,15 @@ public enum PrefsError: Error, CustomStringConvertible {
             if step.isAfterReplacement {
                 return "Could not make the write of \(path) durable: \(step) failed: \(errno); the new contents are in place but may not survive a power failure"
             }
-            return "Could not write \(path): \(step) failed: \(errno); the previous file is unchanged"
+            return "Could not write \(path): \(step) failed: \(errno); nothing was changed"
         case .domainTooLarge(let path, let size, let limit):
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
         case .storageUnreachable(let location, let reason):
             return "Could not reach \(location): \(reason)"
+        case .forcedByAdministrator(let entries, let path):
+            return "Rejected write: \(entries.joined(separator: ", ")) \(entries.count == 1 ? "is" : "are") forced by the administrator in \(path); nothing was written"
+        case .administratorFileIgnored(let path, let reason):
+            return "Ignored the administrator's file \(path): \(reason); the other domains' values are used (ask the administrator to fix the file)"
         case .noStoredPrefsForKey(let key):
             return "No stored preferences for the storage key '\(key)'"
         case .unknownError(let error):

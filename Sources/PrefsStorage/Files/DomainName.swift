@@ -19,6 +19,11 @@ package enum DomainName {
     /// The longest domain name accepted, in UTF-8 bytes: every file derived from it must fit too.
     package static var maximumLength: Int { fileNameLimit - longestSuffix }
 
+    /// The names of the global domain: its file's, and the one `UserDefaults` calls it
+    /// (`UserDefaults.globalDomain`). Neither can be a writable domain: the global domain is read-only
+    /// for suites (SPEC §2.1).
+    package static let globalDomainNames: Set<String> = [DefaultsLocations.globalDomainName, "NSGlobalDomain"]
+
     /// Why `name` cannot name a domain, or `nil` when it can.
     ///
     /// A name must be usable as one file name: not empty, no `/` or NUL, not `.` or `..`, and at most

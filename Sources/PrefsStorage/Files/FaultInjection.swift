@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 // A test hook: compiled into debug builds only, so that no release build can fail a system call on purpose.
 #if DEBUG
@@ -7,8 +8,8 @@ import Glibc
 ///
 /// Every call that goes through ``SystemCalls`` is also recorded, so a test can see, for example, that
 /// durable mode calls `fsync` on the file and on its directory.
-package final class FaultInjection: @unchecked Sendable {
-    private struct Rule {
+package final class FaultInjection: Sendable {
+    private struct Rule: Sendable {
         let call: SystemCall
         let pathContaining: String?
         let errno: PrefsErrno
@@ -16,27 +17,30 @@ package final class FaultInjection: @unchecked Sendable {
         var remaining: Int
     }
 
-    private let lock = Lock()
-    private var rules: [Rule] = []
-    private var calls: [(SystemCall, String)] = []
+    private struct State: Sendable {
+        var rules: [Rule] = []
+        var calls: [(SystemCall, String)] = []
+        var tick: Int?
+    }
+
+    private let state = Mutex(State())
 
     package init() {}
 
     /// Fails `call` with `errno` `times` times (default once), after letting `skip` matching calls
     /// through; only calls on a path containing `pathContaining`, when given.
     package func fail(_ call: SystemCall, with errno: PrefsErrno, times: Int = 1, skip: Int = 0, pathContaining: String? = nil) {
-        lock.withLock {
-            rules.append(Rule(call: call, pathContaining: pathContaining, errno: errno, skip: skip, remaining: times))
+        state.withLock {
+            $0.rules.append(Rule(call: call, pathContaining: pathContaining, errno: errno, skip: skip, remaining: times))
         }
     }
 
     /// When set, `stat` and `fstat` report timestamps rounded down to this many nanoseconds, the way
     /// a kernel with a coarse file-time clock (or a file system with coarse timestamps) reports them.
     package var timestampTick: Int? {
-        get { lock.withLock { tick } }
-        set { lock.withLock { tick = newValue } }
+        get { state.withLock { $0.tick } }
+        set { state.withLock { $0.tick = newValue } }
     }
-    private var tick: Int?
 
     func adjust(_ info: inout Glibc.stat) {
         guard let tick = timestampTick, tick > 0 else { return }
@@ -45,26 +49,26 @@ package final class FaultInjection: @unchecked Sendable {
     }
 
     /// Removes every pending fault.
-    package func reset() { lock.withLock { rules.removeAll() } }
+    package func reset() { state.withLock { $0.rules.removeAll() } }
 
     /// The calls made so far, in order, with the path each concerned.
-    package var recordedCalls: [(call: SystemCall, path: String)] { lock.withLock { calls.map { ($0.0, $0.1) } } }
+    package var recordedCalls: [(call: SystemCall, path: String)] { state.withLock { $0.calls.map { ($0.0, $0.1) } } }
 
     /// Forgets the recorded calls.
-    package func clearRecordedCalls() { lock.withLock { calls.removeAll() } }
+    package func clearRecordedCalls() { state.withLock { $0.calls.removeAll() } }
 
     func failure(for call: SystemCall, path: String) -> PrefsErrno? {
-        lock.withLock {
-            calls.append((call, path))
-            guard let index = rules.firstIndex(where: {
+        state.withLock { state in
+            state.calls.append((call, path))
+            guard let index = state.rules.firstIndex(where: {
                 $0.call == call && $0.remaining > 0 && ($0.pathContaining.map { path.contains($0) } ?? true)
             }) else { return nil }
-            if rules[index].skip > 0 {
-                rules[index].skip -= 1
+            if state.rules[index].skip > 0 {
+                state.rules[index].skip -= 1
                 return nil
             }
-            rules[index].remaining -= 1
-            return rules[index].errno
+            state.rules[index].remaining -= 1
+            return state.rules[index].errno
         }
     }
 }

@@ -37,7 +37,10 @@ public final class FileDomainStorage: DomainStorage {
     private let pathCString: ContiguousArray<CChar>
     let temporaryPath: String
     let system: SystemCalls
-    private let cache = Locked<CachedDomain?>(nil)
+    private let cache = Mutex<CachedDomain?>(nil)
+    /// Tells a read whether the file may have changed since it was cached, with no system call of
+    /// this domain's own (see ``ReadFreshness``); asked for once, so that a read looks nothing up.
+    private let freshness: any FreshnessTracker
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
 
     /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
@@ -63,7 +66,8 @@ public final class FileDomainStorage: DomainStorage {
         try self.init(directory: directory, name: name, durable: durable, system: .live)
     }
 
-    init(directory: String, name: String, durable: Bool, system: SystemCalls) throws(PrefsError) {
+    init(directory: String, name: String, durable: Bool, system: SystemCalls,
+         freshness source: any ReadFreshness = WatchEngine.shared) throws(PrefsError) {
         if let problem = DomainName.problem(with: name) {
             throw .userDefaultsUnavailable(reason: problem)
         }
@@ -79,9 +83,10 @@ public final class FileDomainStorage: DomainStorage {
         self.temporaryPath = directory + "/." + name + DomainName.fileExtension + ".tmp"
         self.durable = durable
         self.system = system
+        self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)
     }
 
-    private static let registry = Locked<[String: FileDomainStorage]>([:])
+    private static let registry = Mutex<[String: FileDomainStorage]>([:])
 
     /// The process-wide instance for `<directory>/<name>.plist`, made on first use, so that everyone in
     /// the process shares one cache of the parsed file.
@@ -116,10 +121,10 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
     private func load(_ cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
-        // Where this process watches the directory, its events prove the cache current without a `stat`
-        // (see WatchHub.validationToken). The token is taken before anything is read, so whatever
-        // changes afterwards makes it differ next time.
-        let token = WatchHub.shared.validationToken(forDirectory: directory)
+        // Where this process watches the file, its events prove the cache current without a `stat`
+        // (see ReadFreshness). The token is taken before anything is read, so whatever changes
+        // afterwards makes it differ next time.
+        let token = freshness.currentToken()
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
             return try result.get()
@@ -210,7 +215,7 @@ public final class FileDomainStorage: DomainStorage {
     package static var maximumFileSize: Int { DomainLimits.maximumSize }
 
     #if DEBUG
-    private static let parses = Locked([String: Int]())
+    private static let parses = Mutex([String: Int]())
 
     /// How many times this process has parsed the domain file at `path`: lets tests prove that an
     /// unchanged file, readable or not, is never parsed again. Counted by path, so that other tests
@@ -249,6 +254,17 @@ public final class FileDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
+        // A write that will be refused creates nothing, not even the lock file: an unreadable domain
+        // (a FIFO, a link to one, a damaged file) is found by a read before the lock is taken. The read
+        // under the lock decides; this one only spares the refusal its traces.
+        if policy == .failIfUnreadable {
+            do {
+                _ = try snapshot()
+            } catch {
+                // Other failures (a missing directory, say) are the write's to report, at its own step.
+                if case .domainUnreadable = error { throw error }
+            }
+        }
         // The file lock first, then the in-process cache: readers in this process take only the
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()
@@ -474,7 +490,7 @@ struct CachedDomain {
     let mayHaveChangedUnseen: Bool
     /// The watch's token taken before this version was read or validated; while the directory's token
     /// is still equal, nothing in it has changed.
-    var watchToken: WatchHub.ValidationToken?
+    var watchToken: FreshnessToken?
     /// Whether the version was read from a regular file at the domain's path itself, no symbolic link,
     /// with no other hard link: only then is every change to it an event in the domain's directory, and
     /// a watch's token may stand in for a `stat()`.

@@ -33,4 +33,17 @@ package enum PathBytes {
         let rest = components(path).dropFirst(components(ancestor).count)
         return rest.first ?? ""
     }
+
+    /// `path` without trailing slashes (`/` stays `/`), so that joining it never makes `//`.
+    package static func trimmed(_ path: String) -> String {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == slash { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `directory` and `name` joined by exactly one slash.
+    package static func joined(_ directory: String, _ name: String) -> String {
+        let base = trimmed(directory)
+        return (base == "/" ? "" : base) + "/" + name
+    }
 }

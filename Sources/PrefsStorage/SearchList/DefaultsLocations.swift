@@ -7,7 +7,16 @@ import Glibc
 /// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty (a relative path is
 ///   taken relative to the current directory); otherwise `RVS_PersistentPrefs` under
 ///   `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base Directory specification), else
-///   under `~/.config`, with the home directory from `$HOME`, else from the user database.
+///   under `$HOME/.config`. A service with no usable home (`HOME` unset, empty or `/`, as under systemd's
+///   `DynamicUser=`) uses the first directory of `$STATE_DIRECTORY` (systemd's `StateDirectory=`); with
+///   none of these, the application and global domains are unavailable
+///   (``PrefsError/userDefaultsUnavailable(reason:)`` names the variables that would fix it) and
+///   ``preferencesDirectory`` is empty.
+/// - System-wide defaults, read-only: `<dir>/RVS_PersistentPrefs/<domain>.plist` for each directory of
+///   `$CONFIGURATION_DIRECTORY` (systemd's `ConfigurationDirectory=`), then of `$XDG_CONFIG_DIRS`
+///   (default `/etc/xdg`); see ``systemDirectories``.
+/// - Entries an administrator forces: `<managed directory>/<domain>.plist`, the managed directory being
+///   `$RVS_PREFS_MANAGED_DIRECTORY`, else `/etc/RVS_PersistentPrefs/managed`; see ``managedDirectory``.
 /// - The application domain is `<preferences directory>/<applicationDomainName>.plist`.
 /// - The global domain is `<preferences directory>/.GlobalPreferences.plist`.
 /// - A group suite is `<group container>/<groupID>.plist`; the group container is the directory set in
@@ -20,12 +29,14 @@ import Glibc
 /// ### Finding the Locations
 /// - ``current(groupContainer:applicationDomainName:environment:)``
 /// - ``preferencesDirectory(environment:)``
-/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:)``
+/// - ``init(preferencesDirectory:groupContainer:applicationDomainName:systemDirectories:managedDirectory:)``
 ///
 /// ### The Locations
 /// - ``preferencesDirectory``
 /// - ``groupContainer``
 /// - ``applicationDomainName``
+/// - ``systemDirectories``
+/// - ``managedDirectory``
 ///
 /// ### Getting Domains and Suites
 /// - ``applicationDomain(durable:)``
@@ -36,6 +47,9 @@ import Glibc
 /// ### Names
 /// - ``directoryVariable``
 /// - ``groupContainerVariable``
+/// - ``managedDirectoryVariable``
+/// - ``stateDirectoryVariable``
+/// - ``defaultManagedDirectory``
 /// - ``globalDomainName``
 /// - ``executableName``
 public struct DefaultsLocations: Sendable, Hashable {
@@ -43,6 +57,12 @@ public struct DefaultsLocations: Sendable, Hashable {
     public static let directoryVariable = "RVS_PREFS_DIRECTORY"
     /// The environment variable that sets the group container.
     public static let groupContainerVariable = "RVS_PREFS_GROUP_CONTAINER"
+    /// The environment variable that sets the directory of forced (managed) domain files.
+    public static let managedDirectoryVariable = "RVS_PREFS_MANAGED_DIRECTORY"
+    /// The directory systemd's `StateDirectory=` sets: the preferences directory of a service with no home.
+    public static let stateDirectoryVariable = "STATE_DIRECTORY"
+    /// The directory of forced (managed) domain files when ``managedDirectoryVariable`` is not set.
+    public static let defaultManagedDirectory = "/etc/RVS_PersistentPrefs/managed"
     /// The folder made under the XDG configuration directory (`$XDG_CONFIG_HOME` or `~/.config`).
     static let folderName = "RVS_PersistentPrefs"
     /// The name of the global domain, shared by all of a user's programs: its file is
@@ -55,8 +75,15 @@ public struct DefaultsLocations: Sendable, Hashable {
     public var groupContainer: String
     /// The name of the application domain: its file is `<preferencesDirectory>/<name>.plist`.
     public var applicationDomainName: String
+    /// The directories of system-wide defaults, in order of precedence (the first that supplies an entry
+    /// wins): `RVS_PersistentPrefs` in each directory of `$CONFIGURATION_DIRECTORY`, then of
+    /// `$XDG_CONFIG_DIRS`. Each may hold `<domain>.plist` and the global domain's file, read-only.
+    public var systemDirectories: [String]
+    /// The directory of forced (managed) domain files, or `nil` for none.
+    public var managedDirectory: String?
 
-    /// Makes locations from explicit values, reading no environment.
+    /// Makes locations from explicit values, reading no environment: with no system or managed
+    /// directories unless given.
     ///
     /// Paths are used as given: a directory that is not an absolute path, or a name that cannot be a
     /// file name, makes the domains built from it unavailable (their getters throw
@@ -65,16 +92,21 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   - preferencesDirectory: The directory of the application and global domains.
     ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
     ///   - applicationDomainName: The name of the application domain.
-    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String) {
+    ///   - systemDirectories: The directories of system-wide defaults, first wins (see ``systemDirectories``).
+    ///   - managedDirectory: The directory of forced domain files, or `nil` for none.
+    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String,
+                systemDirectories: [String] = [], managedDirectory: String? = nil) {
         self.preferencesDirectory = preferencesDirectory
         self.groupContainer = groupContainer ?? preferencesDirectory
         self.applicationDomainName = applicationDomainName
+        self.systemDirectories = systemDirectories
+        self.managedDirectory = managedDirectory
     }
 
     /// The locations the environment selects, with optional settings from code taking precedence.
     ///
-    /// Reads the environment each time it is called (with `getenv`, which is cheap), so a change of
-    /// `RVS_PREFS_DIRECTORY` takes effect for later operations. Relative directories, from the
+    /// Reads the environment each time it is called. (``RVS_PersistentPrefs`` resolves its default suite
+    /// once, and reads the environment only then: see <doc:Storage>.) Relative directories, from the
     /// environment or from `groupContainer`, are made absolute against the current directory.
     /// - Parameters:
     ///   - groupContainer: The group container set in code; `nil` or empty defers to the environment.
@@ -92,7 +124,18 @@ public struct DefaultsLocations: Sendable, Hashable {
             ?? lookup[groupContainerVariable].map(absolute)
             ?? directory
         let name = applicationDomainName.flatMap { $0.isEmpty ? nil : $0 } ?? executableName
-        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name)
+        let searched = directories(lookup["CONFIGURATION_DIRECTORY"]) + directories(lookup["XDG_CONFIG_DIRS"] ?? "/etc/xdg")
+        let managed = lookup[managedDirectoryVariable].map(absolute) ?? defaultManagedDirectory
+        return DefaultsLocations(preferencesDirectory: directory, groupContainer: container, applicationDomainName: name,
+                                 systemDirectories: searched.map { PathBytes.joined($0, folderName) }, managedDirectory: managed)
+    }
+
+    /// The absolute directories of a colon-separated list (relative ones are ignored, as the XDG Base
+    /// Directory specification asks), duplicates dropped.
+    private static func directories(_ list: String?) -> [String] {
+        var seen = Set<String>()
+        return (list ?? "").split(separator: ":").map { PathBytes.trimmed(String($0)) }
+            .filter { PathBytes.isAbsolute($0) && seen.insert($0).inserted }
     }
 
     /// The preferences directory the environment selects (see the type's description).
@@ -105,13 +148,26 @@ public struct DefaultsLocations: Sendable, Hashable {
     private static func preferencesDirectory(_ environment: Environment) -> String {
         if let directory = environment[directoryVariable] { return absolute(directory) }
         if let config = environment["XDG_CONFIG_HOME"], PathBytes.isAbsolute(config) {
-            return config + "/" + folderName
+            return PathBytes.joined(config, folderName)
         }
-        return homeDirectory(environment) + "/.config/" + folderName
+        if let home = environment["HOME"], PathBytes.isAbsolute(home), PathBytes.trimmed(home) != "/" {
+            return PathBytes.joined(PathBytes.joined(home, ".config"), folderName)
+        }
+        // A service with no home (systemd's DynamicUser=, HOME=/): its state directory, when systemd gives one.
+        if let state = environment[stateDirectoryVariable]?.split(separator: ":").first.map(String.init),
+           PathBytes.isAbsolute(state) {
+            return PathBytes.trimmed(state)
+        }
+        return ""
     }
 
-    /// Environment variables, from a given dictionary or else from the process (with `getenv`, which
-    /// is cheap enough to call on every operation). An empty value counts as unset.
+    /// Why there is no preferences directory, for a ``preferencesDirectory`` left empty.
+    static let noDirectoryReason = "there is no preferences directory: HOME is unset, empty or '/', and neither "
+        + "\(directoryVariable) nor XDG_CONFIG_HOME nor \(stateDirectoryVariable) is set; set \(directoryVariable), "
+        + "or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
+
+    /// Environment variables, from a given dictionary or else from the process. An empty value counts
+    /// as unset.
     private struct Environment {
         let overrides: [String: String]?
 
@@ -141,19 +197,12 @@ public struct DefaultsLocations: Sendable, Hashable {
         return FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    private static func homeDirectory(_ environment: Environment) -> String {
-        if let home = environment["HOME"] { return home }
-        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
-            return String(cString: directory)
-        }
-        return "/"
-    }
-
     /// The writable application domain, shared process-wide per file.
     /// - Parameter durable: Whether its writes `fsync` the file and its directory before returning.
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
+        try refuseMissingDirectory()
         try Self.refuseGlobalDomainName(applicationDomainName)
         return try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
     }
@@ -165,7 +214,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be used.
     public func globalDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+        try refuseMissingDirectory()
+        return try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
     }
 
     /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
@@ -185,7 +235,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationSuite(durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain())
+        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain(),
+                             systemDomains: systemDomains(named: applicationDomainName),
+                             managedDomains: managedDomains(named: applicationDomainName))
     }
 
     /// The process-wide suite over the group suite `groupID` and the global domain.
@@ -196,79 +248,48 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
     ///   the container cannot be used.
     public func groupSuite(_ groupID: String, durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain())
+        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain(),
+                             systemDomains: systemDomains(named: groupID), managedDomains: managedDomains(named: groupID))
+    }
+
+    /// The system-wide defaults of the domain `name`: its file in each system directory, then the global
+    /// domain's file in each (a default for this domain wins over a system-wide global default).
+    package func systemDomains(named name: String) -> [any DomainStorage] {
+        let files = systemDirectories.map { ($0, name) } + systemDirectories.map { ($0, Self.globalDomainName) }
+        return files.compactMap { directory, file in
+            (try? FileDomainStorage.shared(directory: directory, name: file)).map { AdministratorDomainStorage.shared($0, verifiesOwnership: false) }
+        }
+    }
+
+    /// The managed (forced) domain `name`, when there is a managed directory.
+    package func managedDomains(named name: String) -> [any DomainStorage] {
+        guard let managedDirectory, let file = try? FileDomainStorage.shared(directory: managedDirectory, name: name) else { return [] }
+        return [AdministratorDomainStorage.shared(file, verifiesOwnership: true)]
+    }
+
+    /// The application and global domains need a preferences directory.
+    private func refuseMissingDirectory() throws(PrefsError) {
+        if preferencesDirectory.isEmpty { throw .userDefaultsUnavailable(reason: Self.noDirectoryReason) }
     }
 
     /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of
-    /// its name would let one program write what every other program reads as a global default.
+    /// its name, or of the name `UserDefaults` gives it (`NSGlobalDomain`), would let one program write
+    /// what every other program reads as a global default.
     private static func refuseGlobalDomainName(_ name: String) throws(PrefsError) {
-        if name == globalDomainName {
+        if DomainName.globalDomainNames.contains(name) {
             throw .userDefaultsUnavailable(reason: "the domain name '\(name)' is the global domain's, which suites only read")
         }
     }
 
-    /// What the locations read from the environment, as the addresses `getenv` returns: equal stamps
-    /// mean the same variables with the same values, so locations computed under one stamp can be
-    /// reused under an equal one without reading any string.
-    ///
-    /// glibc's `setenv` and `unsetenv` never change a value in place: a change gives the variable a new
-    /// address or none. (A program that edits, in place, a string it passed to `putenv` bypasses this.)
-    /// Only the variables that decide are read: with `$RVS_PREFS_DIRECTORY` set, the XDG and home
-    /// variables do not matter.
-    package struct EnvironmentStamp: Equatable, Sendable {
-        private var directory: UInt = 0
-        private var configHome: UInt = 0
-        private var home: UInt = 0
-        private var groupContainer: UInt = 0
-        /// Whether a directory read from the environment is relative, and so depends on the current
-        /// directory too: locations from such an environment must not be reused.
-        package private(set) var dependsOnCurrentDirectory = false
-
-        /// The stamp of the process's environment now.
-        /// - Parameter groupContainer: Whether `$RVS_PREFS_GROUP_CONTAINER` matters (a group suite with
-        ///   no container set in code).
-        package static func current(includingGroupContainer groupContainer: Bool) -> EnvironmentStamp {
-            let slash = CChar(bitPattern: UInt8(ascii: "/"))
-            var stamp = EnvironmentStamp()
-            let directory = Self.getenv("RVS_PREFS_DIRECTORY")
-            stamp.directory = UInt(bitPattern: directory)
-            if let directory, directory.pointee != 0 {
-                stamp.dependsOnCurrentDirectory = directory.pointee != slash
-            } else {
-                let configHome = Self.getenv("XDG_CONFIG_HOME")
-                stamp.configHome = UInt(bitPattern: configHome)
-                if configHome?.pointee != slash {
-                    stamp.home = UInt(bitPattern: Self.getenv("HOME"))
-                }
-            }
-            if groupContainer {
-                let container = Self.getenv("RVS_PREFS_GROUP_CONTAINER")
-                stamp.groupContainer = UInt(bitPattern: container)
-                if let container, container.pointee != 0, container.pointee != slash {
-                    stamp.dependsOnCurrentDirectory = true
-                }
-            }
-            return stamp
+    /// The environment variables that decide the locations, read now: what
+    /// ``current(groupContainer:applicationDomainName:environment:)`` takes as `environment` to compute
+    /// the same locations later without reading the environment again.
+    package static func environmentVariables() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in [directoryVariable, groupContainerVariable, "XDG_CONFIG_HOME", "HOME", stateDirectoryVariable,
+                     managedDirectoryVariable, "CONFIGURATION_DIRECTORY", "XDG_CONFIG_DIRS"] {
+            if let value = getenv(name) { values[name] = String(cString: value) }
         }
-
-        /// The values of the variables the stamp read, as `current(groupContainer:applicationDomainName:environment:)`
-        /// takes them; the others do not decide the locations. glibc never frees a value once set, so the
-        /// recorded addresses stay readable.
-        package var environment: [String: String] {
-            var values: [String: String] = [:]
-            for (name, address) in [(directoryVariable, directory), ("XDG_CONFIG_HOME", configHome), ("HOME", home),
-                                    (groupContainerVariable, groupContainer)] where address != 0 {
-                values[name] = String(cString: UnsafePointer<CChar>(bitPattern: address)!)
-            }
-            return values
-        }
-
-        /// `getenv` of a name known at compile time, passed without converting a `String` (which
-        /// can allocate, on a path every read takes).
-        private static func getenv(_ name: StaticString) -> UnsafeMutablePointer<CChar>? {
-            name.withUTF8Buffer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { Glibc.getenv($0) }
-            }
-        }
+        return values
     }
 }

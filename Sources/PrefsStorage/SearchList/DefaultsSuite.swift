@@ -75,6 +75,10 @@ import Synchronization
 /// - ``removePersistentDomain(forName:)``
 /// - ``persistentDomainName``
 /// - ``volatileDomain(forName:)``
+///
+/// ### Settings an Administrator Forces
+/// - ``objectIsForced(forKey:)``
+/// - ``objectIsForced(forKey:inDomain:)``
 public final class DefaultsSuite: Sendable {
     /// The writable domain: every write and removal goes here and nowhere else.
     public let persistentDomain: any DomainStorage
@@ -82,10 +86,10 @@ public final class DefaultsSuite: Sendable {
     public let globalDomain: (any DomainStorage)?
     /// The search list: every domain of the suite with its role, in the order a read consults them.
     package let sources: [SearchSource]
-    private let arguments: ProcessDomainStorage
+    private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
-    let userDefaultsState = Locked(UserDefaultsState())
+    let userDefaultsState = Mutex(UserDefaultsState())
 
     /// Makes a suite over `persistentDomain`, with a registration domain of its own.
     ///
@@ -115,7 +119,7 @@ public final class DefaultsSuite: Sendable {
                  argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
-        arguments = ProcessDomainStorage(contents: argumentDomain, location: "the argument domain")
+        arguments = FixedDomainStorage(contents: argumentDomain, location: "the argument domain")
         registered = ProcessDomainStorage(location: "the registration domain")
         var sources = managedDomains.map { SearchSource(.managed, $0) }
         sources.append(SearchSource(.arguments, arguments))
@@ -135,7 +139,7 @@ public final class DefaultsSuite: Sendable {
     /// The argument domain, parsed once from the arguments given at creation.
     public var argumentDomain: [String: PropertyListValue] { arguments.contents }
 
-    private static let registry = Locked<[[ObjectIdentifier?]: DefaultsSuite]>([:])
+    private static let registry = Mutex<[[ObjectIdentifier?]: DefaultsSuite]>([:])
 
     /// The process-wide suite over these domains, with this process's arguments, made on first use.
     ///
@@ -250,6 +254,13 @@ public final class DefaultsSuite: Sendable {
 
     }
 
+    /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring
+    /// what is wrong with an administrator's files.
+    package func find(_ key: String) throws(PrefsError) -> Found? {
+        var ignored: [PrefsError] = []
+        return try find(key, collection: false, problems: &ignored)
+    }
+
     /// Searches the domains in search-list order.
     ///
     /// Without entry-by-entry domains, the first whole-value domain holding `key` supplies it. With them,
@@ -257,7 +268,13 @@ public final class DefaultsSuite: Sendable {
     /// of the dictionary the whole-value domains supply, else the system domains' entries. A value that
     /// is not a dictionary is never merged: a forced one wins whole, a system one only where no other
     /// domain holds the key.
-    package func find(_ key: String) throws(PrefsError) -> Found? {
+    /// - Parameters:
+    ///   - collection: Whether the key holds a collection, so that a managed or system value that is not
+    ///     a dictionary is ignored (and reported) rather than replacing it.
+    ///   - problems: Receives what is wrong with a managed or system domain, which is then skipped: an
+    ///     administrator's broken file never hides the user's own values.
+    /// - Throws: The read errors of a whole-value domain the search reaches.
+    package func find(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         guard entryByEntry else {
             for source in sources {
                 let snapshot = try source.storage.snapshot()
@@ -265,43 +282,66 @@ public final class DefaultsSuite: Sendable {
             }
             return nil
         }
-        var forced: [(PropertyListValue, DomainSnapshot)] = []
-        var whole: (value: PropertyListValue, domain: SearchDomain)?
-        var defaults: [(PropertyListValue, DomainSnapshot)] = []
+        var forced: [PropertyListValue] = []
+        var whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?
+        var defaults: [PropertyListValue] = []
         var snapshots: [DomainSnapshot] = []
         for source in sources {
-            switch source.role.combination {
-            case .wholeValue:
+            if source.role.combination == .wholeValue {
                 guard whole == nil else { continue }
                 let snapshot = try source.storage.snapshot()
                 snapshots.append(snapshot)
-                if let value = snapshot.contents[key] { whole = (value, source.role) }
-            case .forcedEntries, .defaultEntries:
-                let snapshot = try source.storage.snapshot()
-                snapshots.append(snapshot)
-                guard let value = snapshot.contents[key] else { continue }
-                if source.role.combination == .forcedEntries {
-                    forced.append((value, snapshot))
-                } else {
-                    defaults.append((value, snapshot))
-                }
+                if let value = snapshot.contents[key] { whole = (value, source.role, snapshot) }
+                continue
             }
+            guard let snapshot = Self.administratorSnapshot(source, problems: &problems) else { continue }
+            snapshots.append(snapshot)
+            guard let value = snapshot.contents[key] else { continue }
+            if collection, value.dictionaryValue == nil {
+                problems.append(.administratorFileIgnored(
+                    path: source.storage.location, reason: "the value under '\(key)' is not a dictionary"))
+                continue
+            }
+            if source.role.combination == .forcedEntries { forced.append(value) } else { defaults.append(value) }
         }
-        return Self.combine(forced: forced.map(\.0), whole: whole, defaults: defaults.map(\.0), snapshots: snapshots)
+        return Self.combine(forced: forced, whole: whole, defaults: defaults, snapshots: snapshots)
     }
 
-    /// Builds the value of one key from what each kind of domain holds (see ``find(_:)``).
-    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain)?,
+    /// The snapshot of a managed or system domain, or `nil` (with the reason in `problems`) when it
+    /// cannot be used.
+    private static func administratorSnapshot(_ source: SearchSource, problems: inout [PrefsError]) -> DomainSnapshot? {
+        do {
+            return try source.storage.snapshot()
+        } catch {
+            problems.append(error)
+            return nil
+        }
+    }
+
+    /// What is wrong with the suite's managed and system domains for the collection under `key` now, for
+    /// an operation to report although it succeeded; empty when nothing is.
+    package func administratorProblems(forCollection key: String) -> [PrefsError] {
+        guard entryByEntry else { return [] }
+        var problems: [PrefsError] = []
+        _ = try? find(key, collection: true, problems: &problems)
+        return problems
+    }
+
+    /// Builds the value of one key from what each kind of domain holds (see ``find(_:collection:problems:)``).
+    private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?,
                                 defaults: [PropertyListValue], snapshots: [DomainSnapshot]) -> Found? {
-        // Lowest precedence first: system defaults, the whole value, then forced entries.
+        // Nothing from an administrator: the value is one domain's, cached by its snapshot as usual.
+        if forced.isEmpty && defaults.isEmpty {
+            return whole.map { Found(value: $0.value, domain: $0.domain, snapshot: $0.snapshot) }
+        }
+        // Lowest precedence first: system defaults (the first directory wins), the whole value, then forced entries.
         var result: PropertyListValue?
         var domain: SearchDomain?
         for value in defaults.reversed() {
             result = layer(value, over: result)
-            domain = domain ?? .system
+            domain = .system
         }
         if let whole {
-            // A whole value supplies the dictionary; system entries only fill in a dictionary.
             result = layer(whole.value, over: result)
             domain = whole.domain
         }
@@ -328,15 +368,33 @@ public final class DefaultsSuite: Sendable {
         return nil
     }
 
-    /// The entries of the managed domains under `key`, the ones a write may not change, with the
-    /// location of the domain that forces each: empty without a managed domain.
-    package func forcedEntries(forKey key: String) throws(PrefsError) -> [String: (value: PropertyListValue, location: String)] {
-        var forced: [String: (value: PropertyListValue, location: String)] = [:]
-        for source in sources.reversed() where source.role.combination == .forcedEntries {
-            guard case .dictionary(let entries)? = try source.storage.snapshot().contents[key] else { continue }
-            for (name, value) in entries { forced[name] = (value, source.storage.location) }
+    /// The entries the managed and system domains supply under `key`, as a read shows them where the
+    /// user has stored nothing: what a whole replacement need not (and must not) copy into the user's domain.
+    package func administratorEntries(forKey key: String) -> [String: PropertyListValue] {
+        var problems: [PrefsError] = []
+        var entries: [String: PropertyListValue] = [:]
+        // Lowest precedence first: the last system domain, …, the first system domain, then the managed
+        // domains the same way (they come first in the search list).
+        for source in sources.reversed() where source.role.combination != .wholeValue {
+            guard case .dictionary(let supplied)? = Self.administratorSnapshot(source, problems: &problems)?.contents[key] else { continue }
+            entries.merge(supplied) { _, new in new }
         }
-        return forced
+        return entries
+    }
+
+    /// What the managed domains force under `key`: a whole value (when a managed domain holds one that is
+    /// not a dictionary) or entries, each with the file that forces it. Managed files that cannot be used
+    /// force nothing.
+    package func forced(forKey key: String) -> (whole: String?, entries: [String: String]) {
+        var entries: [String: String] = [:]
+        var problems: [PrefsError] = []
+        // The first managed domain wins, as it does for reads.
+        for source in sources.reversed() where source.role.combination == .forcedEntries {
+            guard let value = Self.administratorSnapshot(source, problems: &problems)?.contents[key] else { continue }
+            guard case .dictionary(let forcedEntries) = value else { return (source.storage.location, [:]) }
+            for name in forcedEntries.keys { entries[name] = source.storage.location }
+        }
+        return (nil, entries)
     }
 
     /// Every key visible through the search list with the value a read of it would return.
@@ -376,11 +434,38 @@ public final class DefaultsSuite: Sendable {
         repairing policy: RepairPolicy = .failIfUnreadable,
         _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
     ) throws(PrefsError) {
+        let forced = entryByEntry ? self.forced(forKey: key) : (whole: nil, entries: [:])
         try persistentDomain.modify(repairing: policy) { (contents: inout [String: PropertyListValue]) throws(PrefsError) in
-            var value = contents[key]
+            let before = contents[key]
+            var value = before
             try transform(&value)
+            try Self.refuseForcedChanges(of: key, from: before, to: value, forced: forced)
             contents[key] = value
         }
+    }
+
+    /// Refuses a change that sets or removes what the managed domains force: a whole forced value, or a
+    /// forced entry of a dictionary (compared by identity, so that writing the forced value is refused too
+    /// wherever it changes what is stored).
+    private static func refuseForcedChanges(of key: String, from before: PropertyListValue?, to after: PropertyListValue?,
+                                            forced: (whole: String?, entries: [String: String])) throws(PrefsError) {
+        if let path = forced.whole {
+            let unchanged = before.map { old in after.map { old.isIdentical(to: $0) } ?? false } ?? (after == nil)
+            if !unchanged { throw .forcedByAdministrator(entries: [key], path: path) }
+            return
+        }
+        guard !forced.entries.isEmpty else { return }
+        let old = before?.dictionaryValue ?? [:]
+        let new = after?.dictionaryValue ?? [:]
+        let touched = forced.entries.keys.filter { name in
+            switch (old[name], new[name]) {
+            case (nil, nil): return false
+            case (let a?, let b?): return !a.isIdentical(to: b)
+            default: return true
+            }
+        }
+        guard let first = touched.min() else { return }
+        throw .forcedByAdministrator(entries: touched.sorted(), path: forced.entries[first] ?? "")
     }
 
     /// Stores `value` under `key` in the persistent domain; `nil` removes it.

@@ -23,7 +23,7 @@
 /// - ``description``
 public struct SearchDomain: Hashable, Sendable, CustomStringConvertible {
     /// How a domain combines with the whole-value domains of the search list.
-    package enum Combination: Sendable {
+    package enum Combination: Sendable, Hashable {
         /// The first domain holding a key supplies its whole value.
         case wholeValue
         /// Its entries win over those of every other domain: forced by an administrator.
@@ -63,12 +63,6 @@ public struct SearchDomain: Hashable, Sendable, CustomStringConvertible {
 
     /// The role's name.
     public var description: String { name }
-
-    /// Roles are told apart by name.
-    public static func == (lhs: SearchDomain, rhs: SearchDomain) -> Bool { lhs.name == rhs.name }
-
-    /// Hashes the name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// One domain of a suite's search list, with its role.

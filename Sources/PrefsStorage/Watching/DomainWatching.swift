@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Settings of the watching that tells an instance of changes made elsewhere (see
 /// `RVS_PersistentPrefs.watchesExternalChanges`).
 ///
@@ -6,9 +8,9 @@
 /// or out of watches, see `/proc/sys/fs/inotify/max_user_watches`), the watched domain file is also
 /// checked with `stat()` every ``pollingInterval``.
 public enum DomainWatching {
-    private static let settings = Locked(Settings())
+    private static let settings = Mutex(Settings())
 
-    private struct Settings {
+    private struct Settings: Sendable {
         var pollingInterval: Duration = .seconds(1)
         var forcedFallback: Fallback = .none
     }

@@ -6,26 +6,30 @@
 /// it changed. Start the watch before reading the state it is compared with, so that no change falls in
 /// between. Releasing the object, or ``cancel()``, stops the watch; a call already running may finish.
 package final class FileWatch: DomainChangeWatch {
-    private let subscription: WatchHub.Subscription
+    private let engine: WatchEngine
+    private let subscription: WatchSubscription.ID
 
     /// Watches `directory/fileName`, which need not exist yet, nor its directory.
     /// - Parameters:
     ///   - fallback: Forces polling, for tests; by default ``DomainWatching/forcedFallback``.
     ///   - pollingInterval: How often to `stat()` where polling; by default ``DomainWatching/pollingInterval``.
     ///   - handler: Called on the watch thread, one call at a time for the whole process.
+    ///   - engine: The engine that watches; the process's own unless a test gives one.
     package init(directory: String, fileName: String, fallback: DomainWatching.Fallback = DomainWatching.forcedFallback,
-                 pollingInterval: Duration = DomainWatching.pollingInterval, handler: @escaping @Sendable () -> Void) {
-        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        subscription = WatchHub.shared.add(directory: directory, fileName: fileName, fallback: fallback,
-                                           pollingInterval: pollingInterval, handler: handler)
+                 pollingInterval: Duration = DomainWatching.pollingInterval, engine: WatchEngine = .shared,
+                 handler: @escaping @Sendable () -> Void) {
+        let directory = directory.utf8.count > 1 && directory.utf8.last == UInt8(ascii: "/") ? String(directory.dropLast()) : directory
+        self.engine = engine
+        subscription = engine.add(directory: directory, fileName: fileName, fallback: fallback,
+                                  pollingInterval: pollingInterval, handler: handler)
     }
 
     /// Stops the watch; the last watch of a directory removes its inotify watch, and the last of the
     /// process ends the watch thread. Idempotent.
-    public func cancel() { WatchHub.shared.remove(subscription) }
+    public func cancel() { engine.remove(subscription) }
 
     /// Whether the watch currently hears inotify events, and whether it polls.
-    package var mode: (events: Bool, polls: Bool) { WatchHub.shared.mode(of: subscription) }
+    package var mode: (events: Bool, polls: Bool) { engine.mode(of: subscription) }
 
     deinit { cancel() }
 }

@@ -1,10 +1,10 @@
+import CPrefsLinux
 import Glibc
 
 /// Thin, typed wrappers over the system calls the directory watcher makes, in the manner of
 /// ``SystemCalls``: each retries `EINTR` and throws a failure as a ``PrefsErrno``.
 ///
-/// `statfs` and `eventfd` are not exported by the Glibc module, so they are looked up once in the C
-/// library by name.
+/// `statfs` and `eventfd`, which the Glibc module does not import, come from the CPrefsLinux target.
 enum InotifyCalls {
     /// What every watched directory is watched for: entries appearing, disappearing or being rewritten
     /// in place (the domain file, or the next directory down a path that does not exist yet), and the
@@ -94,13 +94,9 @@ enum InotifyCalls {
 
     // MARK: Wake-ups
 
-    private typealias EventFDFunction = @convention(c) (UInt32, Int32) -> Int32
-    private static let eventfdFunction: EventFDFunction? = symbol("eventfd")
-
     /// A non-blocking, close-on-exec `eventfd` used to wake the watcher thread.
     static func makeWakeDescriptor() throws(PrefsErrno) -> Int32 {
-        guard let eventfdFunction else { throw PrefsErrno(rawValue: ENOSYS) }
-        let fd = eventfdFunction(0, O_CLOEXEC | O_NONBLOCK)
+        let fd = cprefs_wake_descriptor()
         if fd == -1 { throw PrefsErrno.current }
         return fd
     }
@@ -125,21 +121,21 @@ enum InotifyCalls {
 
     // MARK: File systems
 
-    private typealias StatfsFunction = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer) -> Int32
-    private static let statfsFunction: StatfsFunction? = symbol("statfs")
-
-    /// The `f_type` magic number of the file system holding `path` (the first field of `struct statfs`
-    /// on every 64-bit Linux).
+    /// The `f_type` magic number of the file system holding `path`.
     static func fileSystemType(_ path: String) throws(PrefsErrno) -> UInt32 {
-        guard let statfsFunction else { throw PrefsErrno(rawValue: ENOSYS) }
-        // `struct statfs` is 120 bytes on 64-bit Linux; the buffer is larger to be safe.
-        var buffer = [UInt64](repeating: 0, count: 32)
-        _ = try retryingInterrupted { buffer.withUnsafeMutableBytes { statfsFunction(path, $0.baseAddress!) } }
-        return UInt32(truncatingIfNeeded: buffer[0])
+        var type: UInt32 = 0
+        _ = try retryingInterrupted { cprefs_file_system_type(path, &type) }
+        return type
     }
 
-    private static func symbol<Function>(_ name: String) -> Function? {
-        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-        return unsafeBitCast(address, to: Function.self)
+    /// Watches the domain file's own inode at `path` (no symbolic link followed) for ``fileMask``:
+    /// the only way to hear a write made through another hard link, in another directory.
+    static func addFileWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        try retryingInterrupted { inotify_add_watch(fd, path, fileMask) }
     }
+
+    /// What a domain file's own inode is watched for: a link made or removed (`IN_ATTRIB`, as the link
+    /// count changes), and a write in place through any of its names. Never opens or reads, which
+    /// every read makes: a read must queue no event.
+    static let fileMask: UInt32 = UInt32(IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW)
 }

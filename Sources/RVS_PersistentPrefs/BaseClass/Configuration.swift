@@ -1,28 +1,32 @@
 import Foundation
 
+import Synchronization
+
 // The process-wide settings that choose the suite every instance uses by default. They live apart from
-// the instance API because they belong to no instance: one lock guards them all, and the suite is
-// resolved from them (and the environment) at each operation, so a change applies to later operations.
+// the instance API because they belong to no instance. The suite is resolved when it is first needed
+// after a setting changed, and kept: an operation only takes it. The environment variables that decide
+// the locations are read once, when the suite is first resolved.
 
 extension RVS_PersistentPrefs {
     struct Configuration {
-        var groupID: String? { didSet { generation &+= 1 } }
-        var groupContainerDirectory: String? { didSet { generation &+= 1 } }
-        var applicationDomainName: String? { didSet { generation &+= 1 } }
-        var durableWrites = false { didSet { generation &+= 1 } }
-        /// Changes whenever a setting does, so that a suite resolved from the settings can be reused
-        /// for as long as it has not changed.
+        var groupID: String? { didSet { settingChanged() } }
+        var groupContainerDirectory: String? { didSet { settingChanged() } }
+        var applicationDomainName: String? { didSet { settingChanged() } }
+        var durableWrites = false { didSet { settingChanged() } }
+        /// Changes whenever a setting does, so that a suite resolved from older settings is never kept.
         private(set) var generation = 0
-        /// Whether the group container comes from `$RVS_PREFS_GROUP_CONTAINER`: a group suite with no
-        /// container set in code.
-        var readsGroupContainerVariable: Bool {
-            !(groupID ?? "").isEmpty && (groupContainerDirectory ?? "").isEmpty
+        /// The variables that decide the locations, as the first resolution read them.
+        var environment: [String: String]?
+        /// The suite the settings select (or why they select none), until a setting changes.
+        var resolved: Result<DefaultsSuite, PrefsError>?
+
+        private mutating func settingChanged() {
+            generation &+= 1
+            resolved = nil
         }
-        /// The suite last resolved, and what it was resolved from.
-        var resolved: (generation: Int, environment: DefaultsLocations.EnvironmentStamp, suite: DefaultsSuite)?
     }
 
-    static let configuration = Locked(Configuration())
+    static let configuration = Mutex(Configuration())
 
     /// Selects a group suite for every instance of every subclass.
     ///
@@ -39,7 +43,8 @@ extension RVS_PersistentPrefs {
     /// The directory of group suites, set in code; `nil` or empty defers to `$RVS_PREFS_GROUP_CONTAINER`,
     /// then to the preferences directory.
     ///
-    /// A relative path is taken relative to the current directory, at each operation. A directory that
+    /// A relative path is taken relative to the current directory when the suite is resolved: at the
+    /// first operation after it is set. A directory that
     /// cannot be created makes the first write fail with ``PrefsError/writeFailed(path:step:errno:)``
     /// at ``PrefsError/Step/createDirectory(_:)``. Processes that configure the same container and
     /// ``groupID`` share their values if they run as the same user: the library creates its files with
@@ -72,31 +77,24 @@ extension RVS_PersistentPrefs {
         set { configuration.withLock { $0.durableWrites = newValue } }
     }
 
-    /// The suite the settings above and the environment select now: the default of ``userDefaults``.
+    /// The suite the settings above and the environment select: the default of ``userDefaults``.
     ///
-    /// Every read and write asks for it, so the suite last resolved is reused while neither the
-    /// settings nor the environment variables that decided it have changed: the check is a lock and a
-    /// few `getenv` calls, where resolving again builds paths and looks up two registries.
+    /// Resolved at the first operation that needs it, and again at the first after a setting above
+    /// changed; in between, every operation takes the same suite, at the cost of one lock. The
+    /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`) is
+    /// read once, at the first resolution: a change of it later does not move this process's suite.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
-        let (settings, stamp, reused) = configuration.withLock { current in
-            let stamp = DefaultsLocations.EnvironmentStamp.current(includingGroupContainer: current.readsGroupContainerVariable)
-            if let resolved = current.resolved, resolved.generation == current.generation, resolved.environment == stamp {
-                return (Configuration?.none, stamp, Optional(resolved.suite))
-            }
-            return (current, stamp, nil)
+        let found: Result<DefaultsSuite, PrefsError>? = configuration.withLock { $0.resolved }
+        if let found { return try found.get() }
+        let settings = configuration.withLock { $0 }
+        let environment = settings.environment ?? DefaultsLocations.environmentVariables()
+        let result = Result { () throws(PrefsError) -> DefaultsSuite in try resolve(settings, environment: environment) }
+        configuration.withLock { current in
+            if current.environment == nil { current.environment = environment }
+            // Kept only if no setting changed meanwhile: a suite of older settings would outlive them.
+            if current.generation == settings.generation { current.resolved = result }
         }
-        if let reused { return reused }
-        guard let settings else { preconditionFailure("settings are copied whenever no suite is reused") }
-        // Resolved from the very values the stamp recorded, so that a concurrent `setenv` cannot pair this
-        // stamp with a suite built from another environment.
-        let suite = try resolve(settings, environment: stamp.environment)
-        let reusable = !stamp.dependsOnCurrentDirectory && !(settings.groupContainerDirectory.map { !$0.isEmpty && !PathBytes.isAbsolute($0) } ?? false)
-        if reusable {
-            configuration.withLock { current in
-                if current.generation == settings.generation { current.resolved = (settings.generation, stamp, suite) }
-            }
-        }
-        return suite
+        return try result.get()
     }
 
     private static func resolve(_ settings: Configuration, environment: [String: String]) throws(PrefsError) -> DefaultsSuite {

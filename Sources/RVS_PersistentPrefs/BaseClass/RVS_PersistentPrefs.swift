@@ -54,6 +54,10 @@ import Foundation
 /// - ``modify(_:_:)``
 /// - ``EntryUpdates``
 ///
+/// ### Settings an Administrator Forces
+/// - <doc:Administration>
+/// - ``isForced(_:)``
+///
 /// ### Handling Errors
 /// - ``lastError``
 /// - ``PrefsError``
@@ -207,7 +211,7 @@ open class RVS_PersistentPrefs {
     private func load(merging values: [String: Any]?) {
         _ = self.values
         if lastError == nil, let values, !values.isEmpty {
-            update(values.mapValues { Optional($0) })
+            perform(.entries(values.mapValues { Optional($0) }))
         }
     }
 
@@ -240,14 +244,14 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: nil)
             return locked { read() }
         }
-        set { locked { replace(with: newValue, repairing: .moveUnreadableAside) } }
+        set { locked { perform(.replacement(newValue, repairing: .moveUnreadableAside)) } }
         _modify {
             operationLock.lock()
             defer { operationLock.unlock() }
             var collection = read()
             let readSucceeded = lastError == nil
             yield &collection
-            if readSucceeded { replace(with: collection, repairing: .failIfUnreadable) }
+            if readSucceeded { perform(.replacement(collection, repairing: .failIfUnreadable)) }
         }
     }
 
@@ -266,7 +270,7 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: entry)
             return locked { read() }[entry]
         }
-        set { locked { update([entry: newValue]) } }
+        set { locked { perform(.entries([entry: newValue])) } }
     }
 
     // MARK: Utilities
@@ -292,6 +296,7 @@ open class RVS_PersistentPrefs {
 
     // MARK: Operations
 
+    @discardableResult
     func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
         operationLock.lock()
         defer { operationLock.unlock() }
@@ -306,7 +311,8 @@ open class RVS_PersistentPrefs {
         lastError = nil
         do {
             let result = try body()
-            if notifies { lastError = nil }
+            // A success over an administrator's broken file still says so (after handlers' own operations).
+            if notifies { lastError = userDefaults?.administratorProblems(forCollection: key).first }
             return result
         } catch {
             lastError = error
@@ -331,7 +337,10 @@ open class RVS_PersistentPrefs {
         if let pinned = externalChanges.pinnedCollection { return pinned }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
-            guard let (entries, snapshot) = try collection.read() else { return [:] }
+            var problems: [PrefsError] = []
+            // Reported, though the read succeeds with the other domains' values.
+            defer { if let problem = problems.first { lastError = problem } }
+            guard let (entries, snapshot) = try collection.read(problems: &problems) else { return [:] }
             if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
                 return cache.values
             }
@@ -343,65 +352,38 @@ open class RVS_PersistentPrefs {
         }
     }
 
-    /// Validates `newValues` and replaces the whole collection with it.
-    private func replace(with newValues: [String: Any], repairing policy: RepairPolicy) {
-        let change = observers.prepareChange(of: self)
-        let before = currentCollectionForWatching()
-        var written: [String: PropertyListValue] = [:]
-        let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-            let allowed = allowedEntryNames
-            let unknown = newValues.keys.filter { !allowed.contains($0) }
-            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
-            written = try PropertyListValue.collection(newValues)
-            try collection().replace(with: written, repairing: policy) { change?.willChange() }
-            return true
-        }
-        if succeeded {
-            change?.didChange()
-            didWrite(entries: [], before: before ?? [:], written: written)
-        }
-    }
-
-    /// Sets or removes (`nil`) the given entries in one locked read-modify-write of the stored
-    /// collection: what the subscript and the initializer's merge both do.
-    private func update(_ entries: [String: Any?]) {
-        let (setting, incompatible) = PropertyListValue.convertEntries(entries.compactMapValues { $0 })
-        var changes: [String: PropertyListValue?] = setting.mapValues { .some($0) }
-        for (name, value) in entries where value == nil { changes[name] = .some(nil) }
-        updateEntries(setting: entries.filter { $0.value != nil }.map(\.key), removing: entries.filter { $0.value == nil }.map(\.key), incompatible: incompatible) { stored, _ in
-            for (name, value) in changes { stored[name] = value }
-            return changes.values.allSatisfy { $0 == nil }
-        }
-    }
-
-    /// One locked read-modify-write of the stored collection, validated and notified as every write is:
-    /// what the subscript, the initializer's merge, typed entries and `modify` all do.
-    /// - Parameters:
-    ///   - names: The entry names the update sets, checked against ``keys`` before anything else.
-    ///   - incompatible: Entries whose new value is not a property-list value: the update is refused.
-    ///   - apply: Changes the stored entries and returns whether it only removed some (see `StoredCollection.Change`).
-    /// - Returns: Whether the update succeeded; ``lastError`` says why not.
+    /// The one write pipeline: every write of the instance (assigning ``values``, the subscript, an
+    /// initializer's merge, a typed entry's assignment, both forms of `modify`) describes itself as a
+    /// ``CollectionWrite`` and comes here. It checks the names once, checks the write against the stored
+    /// collection before the lock when a rejection found under it would come too late, lets the writable
+    /// domain make it under its lock, and tells the result to observers.
+    /// - Returns: Whether the write succeeded; ``lastError`` says why not.
     @discardableResult
-    func updateEntries(setting names: [String], removing removed: [String] = [], incompatible: [String], _ apply: StoredCollection.Change) -> Bool {
+    func perform(_ write: CollectionWrite) -> Bool {
+        // Before the write: what its notifications need (values before it, `.prior` handlers).
         let change = observers.prepareChange(of: self)
+        let before = write.replacement != nil ? currentCollectionForWatching() : nil
         let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
             let allowed = allowedEntryNames
-            let unknown = names.filter { !allowed.contains($0) }
-            if !unknown.isEmpty { throw .incorrectKeys(invalidElements: unknown.sorted()) }
+            try write.checkWithoutStore(allowed: allowed)
             let collection = try collection()
-            // Validate before taking the domain's lock whenever a rejection found under it would come too
-            // late: incompatible values, a `.prior` notification about to be sent, or a domain file that
-            // may not exist yet (the lock would create its directory and lock file).
-            let validateFirst = !incompatible.isEmpty || change?.sendsPrior == true
-                || !collection.suite.persistentDomain.isKnownToExist
-            try collection.update(allowed: allowed, incompatible: incompatible, validateFirst: validateFirst, willChange: {
-                change?.willChange()
-            }, apply)
+            // A write naming an entry the administrator forces is refused as a whole (a whole replacement is
+            // checked against what it changes, under the lock).
+            if write.replacement == nil { try collection.refuseForced(write.setting + write.removing) }
+            // Checked first whenever a rejection found under the lock would come too late: incompatible
+            // values, a `.prior` notification about to be sent, or a domain file that may not exist yet (the
+            // lock would create its directory and lock file).
+            if !write.incompatible.isEmpty || change?.sendsPrior == true || !collection.suite.persistentDomain.isKnownToExist {
+                try collection.check(write, allowed: allowed)
+            }
+            change?.willChange()
+            try collection.commit(write, allowed: allowed)
             return true
         }
+        // After a successful write: tell it.
         if succeeded {
             change?.didChange()
-            didWrite(entries: Set(names).union(removed), before: nil)
+            didWrite(entries: write.namedEntries, before: before ?? (write.replacement != nil ? [:] : nil), written: write.replacement)
         }
         return succeeded
     }

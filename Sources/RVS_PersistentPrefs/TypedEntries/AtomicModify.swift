@@ -37,26 +37,24 @@ extension RVS_PersistentPrefs {
     public func modify<Failure: Error>(_ entry: String, _ transform: (Any?) throws(Failure) -> Any?) throws(Failure) -> Any? {
         var thrown: Failure?
         var result: PropertyListValue?
-        let succeeded = locked {
-            updateEntries(setting: [entry], incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
-                // The new value exists only under the lock: a rehearsal checks the names alone.
-                if rehearsal { return false }
-                let new: Any?
-                do throws(Failure) {
-                    new = try transform(stored[entry]?.nativeValue)
-                } catch {
-                    thrown = error
-                    throw .unknownError(error: error)
-                }
-                guard let new else {
-                    stored[entry] = nil
-                    result = nil
-                    return true
-                }
-                guard let converted = PropertyListValue(new) else { throw .valuesNotPlistCompatible(invalidElements: [entry]) }
-                stored[entry] = converted
-                result = converted
-                return false
+        let succeeded = withoutActuallyEscaping(transform) { transform in
+            locked {
+                perform(.transforming(entry) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                    let new: Any?
+                    do throws(Failure) {
+                        new = try transform(stored?.nativeValue)
+                    } catch {
+                        thrown = error
+                        throw .unknownError(error: error)
+                    }
+                    guard let new else {
+                        result = nil
+                        return nil
+                    }
+                    guard let converted = PropertyListValue(new) else { throw .valuesNotPlistCompatible(invalidElements: [entry]) }
+                    result = converted
+                    return converted
+                })
             }
         }
         if let thrown { throw thrown }
@@ -99,29 +97,41 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         let name = entry.name
         var thrown: Failure?
         var result: Value?
-        let succeeded = locked {
-            updateEntries(setting: [name], incompatible: []) { (stored: inout [String: PropertyListValue], rehearsal: Bool) throws(PrefsError) -> Bool in
-                if rehearsal { return false }
-                var value = entry.defaultValue
-                if let current = stored[name], let decoded = try? entry.coding.decode(current) { value = decoded }
-                do throws(Failure) {
-                    try transform(&value)
-                } catch {
-                    thrown = error
-                    throw .unknownError(error: error)
-                }
-                let encoded: PropertyListValue?
-                do {
-                    encoded = try entry.coding.encode(value)
-                } catch {
-                    throw .valuesNotPlistCompatible(invalidElements: [name])
-                }
-                stored[name] = encoded
-                result = value
-                return encoded == nil
+        let succeeded = withoutActuallyEscaping(transform) { transform in
+            locked {
+                perform(.transforming(name) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                    var value = entry.defaultValue
+                    if let stored, let decoded = try? entry.coding.decode(stored) { value = decoded }
+                    do throws(Failure) {
+                        try transform(&value)
+                    } catch {
+                        thrown = error
+                        throw .unknownError(error: error)
+                    }
+                    let encoded: PropertyListValue?
+                    do {
+                        encoded = try entry.coding.encode(value)
+                    } catch {
+                        throw .valuesNotPlistCompatible(invalidElements: [name])
+                    }
+                    result = value
+                    return encoded
+                })
             }
         }
         if let thrown { throw thrown }
         return succeeded ? result : nil
+    }
+}
+
+extension CollectionWrite {
+    /// Changes one entry from its stored value (`nil`: absent) to what `transform` returns (`nil`: removes
+    /// it), once, under the domain's lock: what both forms of `modify` write.
+    static func transforming(_ name: String, _ transform: @escaping (PropertyListValue?) throws(PrefsError) -> PropertyListValue?) -> CollectionWrite {
+        CollectionWrite(setting: [name], change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            let new = try transform(stored[name])
+            stored[name] = new
+            return new == nil
+        }, isRepeatable: false)))
     }
 }

@@ -39,7 +39,10 @@ extension RVS_PersistentPrefs {
         // For Swift Observation: code that read one typed property is told of changes to that entry only.
         registerObservedAccess(toEntry: definition.name)
         let collection = try collection()
-        let found = try collection.read()
+        var problems: [PrefsError] = []
+        let found = try collection.read(problems: &problems)
+        // Reported, though the read succeeds with the other domains' values.
+        if let problem = problems.first { lastError = problem }
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
         if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
            definition.storageKey == collection.storageKey {
@@ -69,7 +72,7 @@ extension RVS_PersistentPrefs {
     @usableFromInline
     func readEntry<Value>(_ entry: Entry<Value>) -> Value {
         locked {
-            operation(failure: entry.defaultValue) { () throws(PrefsError) -> Value in try loadEntry(entry) }
+            operation(failure: entry.defaultValue, notifies: false) { () throws(PrefsError) -> Value in try loadEntry(entry) }
         }
     }
 
@@ -105,20 +108,16 @@ extension RVS_PersistentPrefs {
     @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
         locked {
-            let name = entry.name
             let encoded: PropertyListValue?
-            var incompatible: [String] = []
+            let encodable: Bool
             do {
                 encoded = try entry.coding.encode(value)
+                encodable = true
             } catch {
                 encoded = nil
-                incompatible = [name]
+                encodable = false
             }
-            let removes = encoded == nil && incompatible.isEmpty
-            updateEntries(setting: removes ? [] : [name], removing: removes ? [name] : [], incompatible: incompatible) { stored, _ in
-                if incompatible.isEmpty { stored[name] = encoded }
-                return removes
-            }
+            perform(.entry(entry.name, encoded: encoded, encodable: encodable))
         }
     }
 }

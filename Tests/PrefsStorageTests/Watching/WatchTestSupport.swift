@@ -14,6 +14,7 @@ final class CallCounter: @unchecked Sendable {
     /// The calls so far.
     var count: Int { calls.current }
 
-    /// Waits until at least `target` calls were made; `false` if that never happened within a minute.
-    func wait(forAtLeast target: Int) -> Bool { calls.wait { $0 >= target } }
+    /// Waits until at least `target` calls were made; `false` if that never happened within `timeout`
+    /// seconds (a minute unless told).
+    func wait(forAtLeast target: Int, timeout: TimeInterval = 60) -> Bool { calls.wait(timeout: timeout) { $0 >= target } }
 }

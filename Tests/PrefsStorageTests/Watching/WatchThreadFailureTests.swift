@@ -12,8 +12,8 @@ struct WatchThreadFailureTests {
 
     @Test("a watch made when the thread cannot be made polls, is served by the next thread made, and is removed without a join")
     func failedThreadCreation() throws {
-        // A hub of its own: the process's shared one may already have a thread from tests running in parallel.
-        let hub = WatchHub()
+        // An engine of its own: the process's shared one may already have a thread from tests running in parallel.
+        let hub = WatchEngine()
         hub.threadCreationFails = true
         let calls = CallCounter()
         let first = hub.add(directory: directory.path, fileName: "late.plist", fallback: .none,

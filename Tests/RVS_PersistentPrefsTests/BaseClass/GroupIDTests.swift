@@ -29,7 +29,10 @@ final class BaseClassOtherDefaultSuitePrefs: RVS_PersistentPrefs {
 /// environment, which `setenv` may reallocate under a concurrent `getenv`) in the test process would
 /// disturb the tests running beside these.
 private func withPrivateConfiguration(_ body: (TemporaryDirectory) throws -> Void) throws {
-    let directory = TemporaryDirectory()
+    // The same directory for every call in the exit test's child process, made afresh and removed after:
+    // the library reads the environment once, at its first operation, so a directory named later would
+    // not be seen.
+    let directory = TemporaryDirectory(path: NSTemporaryDirectory() + "/rvs-prefs-group-tests-\(getpid())")
     setenv(DefaultsLocations.directoryVariable, directory.appending("prefs"), 1)
     RVS_PersistentPrefs.groupContainerDirectory = directory.appending("group")
     RVS_PersistentPrefs.applicationDomainName = "app"
@@ -121,20 +124,21 @@ struct BaseClassGroupIDTests {
     @Test("An application domain or groupID named like the global domain is unavailable, and the global domain stays unwritten")
     func globalDomainNameCannotBeWritten() async {
         await #expect(processExitsWith: .success) {
-            for asGroupID in [true, false] {
+            // `NSGlobalDomain` too: the name UserDefaults gives the global domain.
+            for (name, asGroupID) in [DefaultsLocations.globalDomainName, "NSGlobalDomain"].flatMap({ name in [(name, true), (name, false)] }) {
                 try withPrivateConfiguration { directory in
                     RVS_PersistentPrefs.groupContainerDirectory = nil  // the default container: the preferences directory
                     if asGroupID {
-                        RVS_PersistentPrefs.groupID = DefaultsLocations.globalDomainName
+                        RVS_PersistentPrefs.groupID = name
                     } else {
-                        RVS_PersistentPrefs.applicationDomainName = DefaultsLocations.globalDomainName
+                        RVS_PersistentPrefs.applicationDomainName = name
                     }
                     let prefs = BaseClassDefaultSuitePrefs(key: "settings", values: ["appearance": "injected"])
                     #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
                     prefs["appearance"] = "injected"
                     #expect(prefs.baseClassOutcome == .userDefaultsUnavailable)
                     if case .userDefaultsUnavailable(let reason)? = prefs.lastError {
-                        #expect(reason.contains(DefaultsLocations.globalDomainName))
+                        #expect(reason.contains(name))
                     }
                     #expect(everything(directory).isEmpty, "written: \(everything(directory))")
                 }
@@ -142,30 +146,25 @@ struct BaseClassGroupIDTests {
         }
     }
 
-    @Test("A changed environment or setting redirects the next operation, although the resolved suite is reused between operations")
-    func changedEnvironmentRedirectsTheNextOperation() async {
+    @Test("The environment is read once, at the first operation: changing it later moves nothing, while a setting changed in code redirects the next operation")
+    func environmentIsReadOnceSettingsRedirect() async {
         await #expect(processExitsWith: .success) {
             try withPrivateConfiguration { directory in
                 let prefs = BaseClassDefaultSuitePrefs()
                 prefs.appearance = "first"
                 #expect(contents(directory.appending("prefs/app.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("first")]))
-                // Another directory through the environment: the very next read and write follow it.
+                // Another directory through the environment, after the first operation: not seen.
                 setenv(DefaultsLocations.directoryVariable, directory.appending("moved"), 1)
-                #expect(prefs.appearance == "system")
+                #expect(prefs.appearance == "first")
                 prefs.appearance = "second"
-                #expect(contents(directory.appending("moved/app.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("second")]))
-                // Unset, it falls back to XDG_CONFIG_HOME, read afresh too.
-                let savedConfigHome = getenv("XDG_CONFIG_HOME").map { String(cString: $0) }
-                defer { if let savedConfigHome { setenv("XDG_CONFIG_HOME", savedConfigHome, 1) } else { unsetenv("XDG_CONFIG_HOME") } }
-                unsetenv(DefaultsLocations.directoryVariable)
-                setenv("XDG_CONFIG_HOME", directory.appending("xdg"), 1)
-                prefs.appearance = "third"
-                #expect(contents(directory.appending("xdg/RVS_PersistentPrefs/app.plist")) != nil)
-                // A setting changed in code: the same.
-                setenv(DefaultsLocations.directoryVariable, directory.appending("prefs"), 1)
+                #expect(contents(directory.appending("prefs/app.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("second")]))
+                #expect(!FileManager.default.fileExists(atPath: directory.appending("moved")))
+                // A setting changed in code: the very next operation follows it, in the directory the
+                // environment named at first.
                 RVS_PersistentPrefs.applicationDomainName = "renamed"
-                prefs.appearance = "fourth"
-                #expect(contents(directory.appending("prefs/renamed.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("fourth")]))
+                prefs.appearance = "third"
+                #expect(contents(directory.appending("prefs/renamed.plist"))?["BaseClassDefaultSuitePrefs"] == .dictionary(["appearance": .string("third")]))
+                #expect(!FileManager.default.fileExists(atPath: directory.appending("moved")))
                 #expect(prefs.lastError == nil)
             }
         }

@@ -96,6 +96,8 @@ func describe(_ error: PrefsError) -> String {
     case .readFailed(let path, let step, let errno), .writeFailed(let path, let step, let errno):
         "\(path) \(stepName(step)) \(step.description) \(step.isAfterReplacement) \(errno.rawValue) \(errno.description)"
     case .domainTooLarge(let path, let size, let limit): "\(path) \(size) \(limit)"
+    case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
+    case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
     case .unknownError(let underlying): String(describing: underlying)
     }
 }
@@ -180,9 +182,12 @@ for (key, expected) in [("fromArguments", SearchDomain.arguments), ("integer", .
                         ("registered", .registration)] {
     let found = try suite.lookup(key)
     check(found?.domain == expected, key)
+    // A struct of roles: a later kind of domain breaks no switch, which therefore needs a default.
     switch found?.domain {
-    case .arguments?, .persistent?, .global?, .registration?, nil: break
+    case .arguments?, .persistent?, .global?, .registration?, .managed?, .system?, nil: break
+    default: check(false, "unknown role \(String(describing: found?.domain))")
     }
+    check(found.map { $0.domain.name == $0.domain.description } ?? false)
 }
 try suite.setValue(.integer(5), forKey: "typed")
 try suite.modifyValue(forKey: "typed") { $0 = .integer(6) }

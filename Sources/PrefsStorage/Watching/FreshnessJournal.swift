@@ -1,0 +1,66 @@
+import Synchronization
+
+/// The read freshness of one file the process may watch: the token its reads compare (see
+/// ``FreshnessTracker``), kept by the ``FreshnessJournal`` of a ``WatchEngine``.
+///
+/// The stamp is 0 while no watch vouches for the file, and otherwise changes, to a value never used
+/// before, with every event that may concern the file; it is written only under the engine's mutex, and
+/// read without it, so that a read of an unchanged file takes no lock (see ``currentToken()``).
+final class FileFreshness: FreshnessTracker {
+    let stamp = Atomic<UInt64>(0)
+    private let engine: WatchEngine
+
+    init(engine: WatchEngine) { self.engine = engine }
+
+    /// One atomic load when no watch vouches; else that, the engine's check for pending events (one
+    /// `ioctl`), and a second load.
+    func currentToken() -> FreshnessToken? {
+        guard stamp.load(ordering: .acquiring) != 0 else { return nil }
+        engine.takePendingEvents()
+        let value = stamp.load(ordering: .acquiring)
+        return value == 0 ? nil : FreshnessToken(value)
+    }
+}
+
+/// The trackers of the files an engine's watches can vouch for, one per path, and the stamps they take.
+struct FreshnessJournal {
+    private struct Entry {
+        weak var tracker: FileFreshness?
+    }
+
+    private var trackers: [String: Entry] = [:]
+    private var lastStamp: UInt64 = 0
+    /// The count at which entries whose tracker is gone are dropped, doubled with the live ones.
+    private var pruneAt = 64
+
+    /// The tracker of `path`, made on first use and shared while someone holds it.
+    mutating func tracker(forPath path: String, engine: WatchEngine) -> FileFreshness {
+        if let existing = trackers[path]?.tracker { return existing }
+        if trackers.count >= pruneAt {
+            trackers = trackers.filter { $0.value.tracker != nil }
+            pruneAt = max(64, trackers.count * 2)
+        }
+        let tracker = FileFreshness(engine: engine)
+        trackers[path] = Entry(tracker: tracker)
+        return tracker
+    }
+
+    /// Something may have changed the file: a tracker that vouches gets a new stamp.
+    mutating func touch(_ tracker: FileFreshness) {
+        guard tracker.stamp.load(ordering: .relaxed) != 0 else { return }
+        lastStamp &+= 1
+        tracker.stamp.store(lastStamp, ordering: .releasing)
+    }
+
+    /// Whether a watch vouches for the file now: one that starts vouching gets a new stamp, one that stops
+    /// gets 0.
+    mutating func setVouched(_ tracker: FileFreshness, _ vouched: Bool) {
+        let current = tracker.stamp.load(ordering: .relaxed)
+        if !vouched {
+            if current != 0 { tracker.stamp.store(0, ordering: .releasing) }
+        } else if current == 0 {
+            lastStamp &+= 1
+            tracker.stamp.store(lastStamp, ordering: .releasing)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import Glibc
+import Synchronization
+
+/// The process's one inotify instance, shared by every watch, and the one thread that reads it; the
+/// default ``ReadFreshness`` of file domains.
+///
+/// Its parts: ``WatchRunner`` (descriptors and thread), ``SubscriptionTable`` (who watches what),
+/// ``WatchedPaths`` (how a path is resolved to watches), ``PollSchedule`` (when the thread polls), and
+/// ``FreshnessJournal`` (the tokens reads compare). All their state is one value behind one mutex.
+///
+/// - Watches are reference-counted; the last watch gone removes the inotify watch, and the last
+///   subscription of the process closes the inotify and wake-up descriptors and ends the thread.
+/// - Where events are incomplete (see ``FileSystemKind``), a path cannot be proven, or inotify cannot
+///   serve, the thread also polls the watched files with `stat()`.
+/// - Handlers run on the watch thread, one at a time, outside the mutex; a handler is told only that its
+///   file may have changed (coalesced: one call for any number of events drained together), and must
+///   read the file to learn what changed.
+/// - Every event drained that may concern a watched file changes its tracker's stamp (an overflow
+///   changes them all), under the same mutex, so that a read can ask "has anything changed this file
+///   since I cached it?" without a `stat()`.
+package final class WatchEngine: ReadFreshness {
+    /// The process's engine.
+    package static let shared = WatchEngine()
+
+    /// An engine of its own, for tests; everyone else shares ``shared``.
+    package init() {}
+
+    struct State {
+        var runner: WatchRunner?
+        var subscriptions = SubscriptionTable()
+        var paths = WatchedPaths()
+        var polling = PollSchedule()
+        var journal = FreshnessJournal()
+        /// Runners stopped from their own thread (by a handler), which close their descriptors as they end.
+        var closingOnThread: Set<UInt64> = []
+        #if DEBUG
+        var failsThreadCreation = false
+        #endif
+    }
+
+    private let state = Mutex(State())
+    /// The running inotify descriptor, or -1: read without the mutex by ``takePendingEvents()``.
+    private let inotifyDescriptor = Atomic<Int32>(-1)
+    /// Odd while events are being drained and applied (see ``takePendingEvents()``).
+    private let drainSequence = Atomic<UInt64>(0)
+
+    #if DEBUG
+    /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
+    package var threadCreationFails: Bool {
+        get { state.withLock { $0.failsThreadCreation } }
+        set { state.withLock { $0.failsThreadCreation = newValue } }
+    }
+    #endif
+
+    // MARK: Reads
+
+    package func tracker(directory: String, fileName: String) -> any FreshnessTracker {
+        let path = directory == "/" ? "/" + fileName : directory + "/" + fileName
+        return state.withLock { $0.journal.tracker(forPath: path, engine: self) }
+    }
+
+    /// Makes sure that every event queued before this call is reflected in the trackers' stamps: one
+    /// `ioctl(FIONREAD)` when nothing is pending and no drain is under way.
+    ///
+    /// A `rename()` or a write queues its event before it returns to the writer, so a read that begins
+    /// after a write completed finds the event queued, or already applied, or being applied by a drain
+    /// that began before the `ioctl` (the sequence is odd, or has moved on): then it waits for the mutex,
+    /// which that drain holds until it applied what it read.
+    func takePendingEvents() {
+        let before = drainSequence.load(ordering: .acquiring)
+        let inotify = inotifyDescriptor.load(ordering: .acquiring)
+        guard inotify >= 0 else { return }
+        if before & 1 == 0, InotifyCalls.pendingBytes(inotify) == 0,
+           drainSequence.load(ordering: .acquiring) == before {
+            return
+        }
+        state.withLock { state in
+            guard let runner = state.runner, InotifyCalls.pendingBytes(runner.inotify) > 0 else { return }
+            drain(&state, runner)
+            // The watch thread delivers what this drain found.
+            if !state.subscriptions.dirty.isEmpty, runner.wake >= 0 { InotifyCalls.wake(runner.wake) }
+        }
+    }
+
+    // MARK: Subscribing
+
+    /// Starts watching `directory/fileName`; `handler` is called on the watch thread after it may have
+    /// changed.
+    func add(directory: String, fileName: String, fallback: DomainWatching.Fallback, pollingInterval: Duration,
+             handler: @escaping @Sendable () -> Void) -> WatchSubscription.ID {
+        state.withLock { state in
+            // Without a runner (none yet, or its thread could not be made) one is started: its thread then
+            // also polls the subscriptions made while there was none.
+            if state.runner == nil { startRunner(&state) }
+            let path = directory == "/" ? "/" + fileName : directory + "/" + fileName
+            var subscription = WatchSubscription(id: state.subscriptions.makeID(), directory: directory, fileName: fileName,
+                                                 fallback: fallback, pollingInterval: pollingInterval,
+                                                 freshness: state.journal.tracker(forPath: path, engine: self), handler: handler)
+            state.paths.resolve(&subscription, inotify: state.runner?.inotify ?? -1)
+            state.subscriptions[subscription.id] = subscription
+            Self.updateVouching(&state, for: subscription.freshness)
+            // A new polling subscription may need a shorter wait than the thread is in.
+            if subscription.polls, let wake = state.runner?.wake, wake >= 0 { InotifyCalls.wake(wake) }
+            return subscription.id
+        }
+    }
+
+    /// Stops a subscription; idempotent. When it was the last, the thread ends before this returns
+    /// (unless called from a handler, on the thread itself, which then ends right after the handler).
+    func remove(_ id: WatchSubscription.ID) {
+        let stopping: WatchRunner? = state.withLock { state in
+            guard let subscription = state.subscriptions.remove(id) else { return nil }
+            state.paths.release(subscription, inotify: state.runner?.inotify ?? -1)
+            Self.updateVouching(&state, for: subscription.freshness)
+            guard state.subscriptions.isEmpty, let runner = state.runner else { return nil }
+            state.runner = nil
+            state.paths = WatchedPaths()
+            inotifyDescriptor.store(-1, ordering: .releasing)
+            if runner.isCurrentThread {
+                state.closingOnThread.insert(runner.serial)
+                return nil
+            }
+            return runner
+        }
+        stopping?.stopAndJoin()
+    }
+
+    /// How a subscription is watched now: by events, by polling, or both.
+    func mode(of id: WatchSubscription.ID) -> (events: Bool, polls: Bool) {
+        state.withLock { state in
+            let subscription = state.subscriptions[id]
+            return (subscription?.wd != nil, subscription?.polls ?? false)
+        }
+    }
+
+    // MARK: The thread
+
+    /// When the thread cannot be made, no runner is kept (there is no thread to join, and the next
+    /// subscription tries again): the subscriptions made meanwhile poll, silently until some later
+    /// subscription starts a thread, and their reads are validated with `stat()`.
+    private func startRunner(_ state: inout State) {
+        #if DEBUG
+        let failing = state.failsThreadCreation
+        #else
+        let failing = false
+        #endif
+        guard let runner = WatchRunner.start(for: self, failing: failing) else { return }
+        state.runner = runner
+        state.polling.restart()
+        inotifyDescriptor.store(runner.inotify, ordering: .releasing)
+    }
+
+    /// The watch thread's loop, until its runner is stopped.
+    func run(serial: UInt64) {
+        guard let descriptorsOfRunner = state.withLock({ state in
+            state.runner.flatMap { $0.serial == serial ? ($0.inotify, $0.wake) : nil }
+        }) else { return }
+        let (inotify, wake) = descriptorsOfRunner
+        let descriptors = [inotify, wake].filter { $0 >= 0 }
+        while true {
+            let timeout: Int32? = state.withLock { state in
+                guard state.runner?.serial == serial else { return nil }
+                return state.polling.timeout(interval: state.subscriptions.pollingInterval, canBeWoken: wake >= 0)
+            }
+            guard let timeout else { break }
+            InotifyCalls.waitForInput(descriptors, timeout: timeout)
+            if wake >= 0 { InotifyCalls.drainWakeUps(wake) }
+            let toPoll: [(WatchSubscription.ID, String)]? = state.withLock { state in
+                guard let runner = state.runner, runner.serial == serial else { return nil }
+                drain(&state, runner)
+                guard state.polling.takeDuePoll(interval: state.subscriptions.pollingInterval) else { return [] }
+                return state.subscriptions.entries.values.filter(\.polls).map { ($0.id, $0.filePath) }
+            }
+            guard let toPoll else { break }
+            // `stat()` outside the mutex: on a hung network mount it may block for long.
+            let stamps = toPoll.map { ($0.0, FileIdentity.polled($0.1)) }
+            let due = state.withLock { state in
+                if !stamps.isEmpty { Self.record(&state, stamps) }
+                return state.subscriptions.takeDue()
+            }
+            for (id, handler) in due where state.withLock({ $0.subscriptions[id] != nil }) {
+                handler()
+            }
+        }
+        if state.withLock({ $0.closingOnThread.remove(serial) != nil }) {
+            Glibc.close(inotify)
+            if wake >= 0 { Glibc.close(wake) }
+        }
+    }
+
+    /// Marks the polled subscriptions whose file's identity changed, or is too recent to tell.
+    private static func record(_ state: inout State, _ stamps: [(WatchSubscription.ID, FileIdentity?)]) {
+        for (id, stamp) in stamps {
+            guard var subscription = state.subscriptions[id], subscription.polls else { continue }
+            if stamp != subscription.lastStamp || subscription.lastStampWasRecent {
+                state.subscriptions.dirty.insert(id)
+                // Where the path could not be proven (a symbolic link on it, say), a change may mean that it
+                // leads elsewhere now: resolve it again, so that its events come from there.
+                if stamp != subscription.lastStamp && !subscription.proven && subscription.nextComponent == nil,
+                   let inotify = state.runner?.inotify {
+                    state.paths.resolve(&subscription, inotify: inotify)
+                }
+            }
+            subscription.lastStamp = stamp
+            subscription.lastStampWasRecent = stamp?.isRecentForPolling ?? false
+            state.subscriptions[id] = subscription
+        }
+    }
+
+    // MARK: Events
+
+    /// Reads every queued event, marks the subscriptions they concern, and changes their trackers' stamps.
+    private func drain(_ state: inout State, _ runner: WatchRunner) {
+        guard runner.inotify >= 0 else { return }
+        drainSequence.add(1, ordering: .acquiringAndReleasing)
+        defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
+        for event in InotifyCalls.readEvents(runner.inotify) {
+            Self.apply(event, to: &state, inotify: runner.inotify)
+        }
+    }
+
+    private static func apply(_ event: InotifyCalls.Event, to state: inout State, inotify: Int32) {
+        let ignored = event.mask & UInt32(IN_IGNORED) != 0
+        if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            // Events were lost: every watched file may have changed.
+            for id in state.subscriptions.ids(where: { _ in true }) { changed(id, &state) }
+            return
+        }
+        if state.paths.files[event.wd] != nil {
+            // The domain file's own inode: written in place, linked, unlinked, under any of its names.
+            if ignored { state.paths.forget(event.wd) }
+            for id in state.subscriptions.ids(where: { $0.fileWatch == event.wd }) {
+                if ignored { state.subscriptions[id]?.fileWatch = nil }
+                changed(id, &state)
+            }
+            return
+        }
+        guard let moved = state.paths.directories[event.wd]?.path else { return }
+        if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+            // A directory went away or moved: the paths through it may lead elsewhere now, so the
+            // subscriptions below it, or waiting in it, are resolved afresh.
+            if ignored { state.paths.forget(event.wd) }
+            let concerned = state.subscriptions.ids { subscription in
+                subscription.wd == event.wd || subscription.ancestors.contains(event.wd)
+                    || PathBytes.isBelow(subscription.directory, moved)
+            }
+            for id in concerned {
+                if ignored, state.subscriptions[id]?.wd == event.wd { state.subscriptions[id]?.wd = nil }
+                resolve(id, &state, inotify: inotify)
+                changed(id, &state)
+            }
+            return
+        }
+        for id in state.subscriptions.ids(where: { $0.wd == event.wd }) {
+            guard let subscription = state.subscriptions[id] else { continue }
+            if let next = subscription.nextComponent {
+                guard event.name == next else { continue }
+                resolve(id, &state, inotify: inotify)
+                // Moved down: the file may have appeared before the new watch was in place.
+                if state.subscriptions[id]?.wd != event.wd { changed(id, &state) }
+            } else if event.name == subscription.fileName {
+                // Perhaps a new inode at the name (or a symbolic link): its own watch follows it.
+                if var updated = state.subscriptions[id] {
+                    state.paths.watchFile(&updated, inotify: inotify, watchingInode: updated.proven)
+                    if updated.fileUnfollowable && !updated.polls {
+                        updated.polls = true
+                        updated.lastStamp = FileIdentity.polled(updated.filePath)
+                    }
+                    state.subscriptions[id] = updated
+                    updateVouching(&state, for: updated.freshness)
+                }
+                changed(id, &state)
+            }
+        }
+    }
+
+    /// The subscription's file may have changed: its handler is due, and its tracker's stamp changes.
+    private static func changed(_ id: WatchSubscription.ID, _ state: inout State) {
+        guard let subscription = state.subscriptions[id] else { return }
+        state.subscriptions.dirty.insert(id)
+        state.journal.touch(subscription.freshness)
+    }
+
+    private static func resolve(_ id: WatchSubscription.ID, _ state: inout State, inotify: Int32) {
+        guard var subscription = state.subscriptions[id] else { return }
+        state.paths.resolve(&subscription, inotify: inotify)
+        state.subscriptions[id] = subscription
+        updateVouching(&state, for: subscription.freshness)
+    }
+
+    /// A file's reads may be validated by events when some subscription of it proves its path on a file
+    /// system whose events are complete, follows the file's inode, and none forces another behaviour.
+    private static func updateVouching(_ state: inout State, for tracker: FileFreshness) {
+        var vouched = false
+        for subscription in state.subscriptions.entries.values where subscription.freshness === tracker {
+            if subscription.fallback != .none {
+                vouched = false
+                break
+            }
+            if subscription.proven && !subscription.fileUnfollowable && state.paths.isComplete(subscription.wd) {
+                vouched = true
+            }
+        }
+        state.journal.setVouched(tracker, vouched && state.runner != nil)
+    }
+
+    #if DEBUG
+    /// Runs `body` while holding the engine's mutex, so that the watch thread cannot drain events: for the
+    /// test that overflows the kernel's event queue.
+    package func holdingLock(_ body: () throws -> Void) rethrows {
+        try state.withLock { _ in try body() }
+    }
+    #endif
+}
+
+extension FileIdentity {
+    /// What polling compares: the identity of the file at `path`, or `nil` when it is missing.
+    static func polled(_ path: String) -> FileIdentity? {
+        var info = Glibc.stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(info)
+    }
+
+    /// Whether the file changed so recently that a further change could share its timestamps (coarse
+    /// on Linux, and coarser on network file systems, hence a wider window than ``isRecent``): polling
+    /// then reports it once more.
+    var isRecentForPolling: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return abs(now.tv_sec - changed.tv_sec) < 2
+    }
+}

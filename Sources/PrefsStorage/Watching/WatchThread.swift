@@ -1,0 +1,57 @@
+import Glibc
+import Synchronization
+
+/// One running inotify instance with the thread that reads it; replaced by a fresh one when watching
+/// starts again after everything stopped.
+struct WatchRunner {
+    let inotify: Int32
+    let wake: Int32
+    /// Tells runners apart, across engines: the thread finds its engine by it.
+    let serial: UInt64
+    var thread = pthread_t()
+
+    /// Makes the inotify instance, the wake-up descriptor and the thread, which runs `engine.run(serial:)`.
+    ///
+    /// - Returns: `nil` when the thread cannot be made: its descriptors are then closed.
+    static func start(for engine: WatchEngine, failing: Bool = false) -> WatchRunner? {
+        let serial = serials.add(1, ordering: .relaxed).newValue
+        var runner = WatchRunner(inotify: (try? InotifyCalls.initialize()) ?? -1,
+                                 wake: (try? InotifyCalls.makeWakeDescriptor()) ?? -1, serial: serial)
+        pending.withLock { $0[serial] = engine }
+        // The thread is told only its serial, as the pointer-sized argument itself: it takes its engine
+        // from `pending`, so no object is passed through an untyped pointer.
+        var result = EAGAIN
+        if !failing {
+            result = pthread_create(&runner.thread, nil, { context in
+                let serial = UInt64(UInt(bitPattern: context))
+                if let engine = WatchRunner.pending.withLock({ $0.removeValue(forKey: serial) }) { engine.run(serial: serial) }
+                return nil
+            }, UnsafeMutableRawPointer(bitPattern: UInt(serial)))
+        }
+        guard result == 0 else {
+            _ = pending.withLock { $0.removeValue(forKey: serial) }
+            runner.closeDescriptors()
+            return nil
+        }
+        return runner
+    }
+
+    /// Whether this is the calling thread.
+    var isCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    /// Wakes the thread and waits for it to end (never from the thread itself).
+    func stopAndJoin() {
+        if wake >= 0 { InotifyCalls.wake(wake) }
+        pthread_join(thread, nil)
+        closeDescriptors()
+    }
+
+    func closeDescriptors() {
+        if inotify >= 0 { Glibc.close(inotify) }
+        if wake >= 0 { Glibc.close(wake) }
+    }
+
+    private static let serials = Atomic<UInt64>(0)
+    /// The engines of threads made and not yet started, by serial.
+    private static let pending = Mutex<[UInt64: WatchEngine]>([:])
+}

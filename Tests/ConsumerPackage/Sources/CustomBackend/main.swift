@@ -1,0 +1,90 @@
+// A backend written outside the package (SPEC §7.1): a DomainStorage of the app's own, which tells of
+// changes through watchChanges, is watched like a file. Two instances over it hear each other's writes with
+// watchesExternalChanges; so do two instances sharing one InMemoryDomainStorage. Exits non-zero on failure.
+import Foundation
+import Synchronization
+import RVS_PersistentPrefs
+
+/// A domain kept in a dictionary, with a list of watchers told after every change: the smallest backend
+/// that can watch.
+final class DictionaryDomain: DomainStorage {
+    private struct State {
+        var snapshot = DomainSnapshot.missing
+        var watchers: [UUID: @Sendable () -> Void] = [:]
+    }
+    private let state = Mutex(State())
+    let location = "dictionary domain"
+
+    func snapshot() throws(PrefsError) -> DomainSnapshot { state.withLock { $0.snapshot } }
+
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        let (snapshot, watchers) = try state.withLock { (state: inout State) throws(PrefsError) in
+            var contents = state.snapshot.contents
+            try transform(&contents)
+            if state.snapshot.exists && contents == state.snapshot.contents { return (state.snapshot, [@Sendable () -> Void]()) }
+            state.snapshot = DomainSnapshot(contents: contents, exists: true)
+            return (state.snapshot, Array(state.watchers.values))
+        }
+        for watcher in watchers { watcher() }
+        return snapshot
+    }
+
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        let id = UUID()
+        state.withLock { $0.watchers[id] = onChange }
+        return Watch { [weak self] in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
+    }
+
+    final class Watch: DomainChangeWatch {
+        private let stop: Mutex<(@Sendable () -> Void)?>
+        init(_ stop: @escaping @Sendable () -> Void) { self.stop = Mutex(stop) }
+        func cancel() { stop.withLock { $0 }?(); stop.withLock { $0 = nil } }
+        deinit { cancel() }
+    }
+}
+
+final class Settings: RVS_PersistentPrefs {
+    @Entry("appearance") var appearance = "system"
+}
+
+/// The values a watching instance was told, and a way to wait for one (never a sleep).
+final class Heard: Sendable {
+    private let values = Mutex<[String]>([])
+    private let condition = NSCondition()
+    func append(_ value: String) {
+        condition.lock()
+        values.withLock { $0.append(value) }
+        condition.broadcast()
+        condition.unlock()
+    }
+    func wait(for value: String) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        condition.lock()
+        defer { condition.unlock() }
+        while !values.withLock({ $0.contains(value) }) {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+}
+
+func hearEachOther(over domain: any DomainStorage, _ label: String) {
+    let writer = Settings(key: "settings", suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+    let watcher = Settings(key: "settings", suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+    let heard = Heard()
+    watcher.watchesExternalChanges = true
+    let token = watcher.observe(\.appearance, options: [.new]) { _, change in
+        if let value = change.newValue { heard.append(value) }
+    }
+    writer.appearance = "dark"
+    guard heard.wait(for: "dark"), watcher.appearance == "dark" else {
+        print("CustomBackend: \(label): the watching instance did not hear the other's write")
+        exit(1)
+    }
+    token.invalidate()
+    print("\(label): the watching instance heard appearance → dark")
+}
+
+hearEachOther(over: DictionaryDomain(), "a backend of one's own")
+hearEachOther(over: InMemoryDomainStorage(), "one InMemoryDomainStorage")

@@ -1,0 +1,270 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+@Suite("Settings an administrator installs: system-wide defaults, entry by entry, never copied")
+struct SystemDefaultsTests {
+    let fixture = AdministrationFixture()
+
+    @Test("A read builds the collection entry by entry: the user's entries, else the first system directory's, else the next")
+    func entryByEntry() throws {
+        fixture.install(["appearance": .string("light"), "launchCount": .integer(5), "volume": .real(0.5)], at: fixture.xdgFile)
+        fixture.install(["appearance": .string("dark")], at: fixture.serviceFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.launchCount = 7
+        #expect(prefs.lastError == nil)
+        #expect(prefs.appearance == "dark")      // $CONFIGURATION_DIRECTORY before $XDG_CONFIG_DIRS
+        #expect(prefs.launchCount == 7)          // the user's own
+        #expect(prefs["volume"] as? Double == 0.5)
+        #expect(prefs.count == 3)
+        #expect(prefs.lastError == nil)
+    }
+
+    @Test("System entries are never copied into the user's file, whatever kind of write, so a later change of a default reaches the user")
+    func neverCopied() throws {
+        fixture.install(["appearance": .string("light"), "volume": .real(0.5)], at: fixture.xdgFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs["flag"] = true
+        prefs.launchCount = 2
+        prefs.values = prefs.values                 // a whole replacement with what a read shows
+        prefs.values["launchCount"] = 3             // an in-place change
+        _ = AdministeredSettings(key: fixture.storageKey, values: ["flag": false], suite: try fixture.suite())
+        #expect(prefs.lastError == nil)
+        #expect(fixture.userCollection() == ["flag": .bool(false), "launchCount": .integer(3)])
+        fixture.install(["appearance": .string("dark"), "volume": .real(0.25)], at: fixture.xdgFile)
+        #expect(prefs.appearance == "dark")
+        #expect(prefs["volume"] as? Double == 0.25)
+    }
+
+    @Test("The system directories' global domain files supply defaults below the domain's own system files")
+    func systemGlobalDomain() throws {
+        fixture.installRaw(BinaryPropertyList.encode(.dictionary([fixture.storageKey: .dictionary(["appearance": .string("global"),
+            "flag": .bool(true)])])), at: fixture.xdgGlobalFile)
+        fixture.install(["appearance": .string("light")], at: fixture.xdgFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        #expect(prefs.appearance == "light")
+        #expect(prefs["flag"] as? Bool == true)
+    }
+
+    @Test("A system file that is not a property list, or holds no dictionary, is reported with its path, never fatal, never moved",
+          arguments: ["garbage", "array root", "string under the key"])
+    func badSystemFile(kind: String) throws {
+        let bytes: [UInt8]
+        switch kind {
+        case "garbage": bytes = Array("not a property list".utf8)
+        case "array root": bytes = BinaryPropertyList.encode(.array([.string("x")]))
+        default: bytes = BinaryPropertyList.encode(.dictionary([fixture.storageKey: .string("dark")]))
+        }
+        fixture.installRaw(bytes, at: fixture.xdgFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.launchCount = 4
+        guard case .administratorFileIgnored(let path, _)? = prefs.lastError else {
+            Issue.record("expected administratorFileIgnored, got \(String(describing: prefs.lastError))")
+            return
+        }
+        #expect(path == fixture.xdgFile)
+        #expect(prefs.launchCount == 4)
+        prefs.clear()
+        #expect(fileBytes(fixture.xdgFile) == bytes)
+        #expect(fixture.directory.contents("etc/xdg/RVS_PersistentPrefs") == ["\(fixture.domainName).plist"])
+    }
+}
+
+@Suite("Entries an administrator forces")
+struct ForcedEntriesTests {
+    let fixture = AdministrationFixture()
+
+    @Test("A forced entry wins over every other domain, the argument domain included")
+    func forcedWins() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let suite = try fixture.suite(arguments: ["-settings", "{appearance = light; launchCount = 3;}"])
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        #expect(prefs.appearance == "dark")
+        #expect(prefs["launchCount"] as? String == "3")  // from the arguments (OpenStep text has strings only)
+        #expect(prefs.lastError == nil)
+    }
+
+    @Test("A write that sets or removes a forced entry is refused as a whole, even with the forced value: nothing written, nobody told",
+          arguments: ["typed same value", "subscript other value", "removal", "with another entry", "whole replacement", "merge"])
+    func forcedWriteRefused(kind: String) throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        let told = Mutex(0)
+        let token = prefs.observe(\.values, options: [.new]) { _, _ in told.withLock { $0 += 1 } }
+        switch kind {
+        case "typed same value": prefs.appearance = "dark"
+        case "subscript other value": prefs["appearance"] = "light"
+        case "removal": prefs["appearance"] = nil
+        case "with another entry": prefs.modify(\.$launchCount) { $0 += 1 }; prefs.values = ["launchCount": 1, "appearance": "light"]
+        case "whole replacement": prefs.values = ["appearance": "light"]
+        default: _ = AdministeredSettings(key: fixture.storageKey, values: ["appearance": "dark", "flag": true], suite: try fixture.suite())
+        }
+        if kind != "merge" {
+            guard case .forcedByAdministrator(let entries, let path)? = prefs.lastError else {
+                Issue.record("expected forcedByAdministrator, got \(String(describing: prefs.lastError))")
+                return
+            }
+            #expect(entries == ["appearance"] && path == fixture.managedFile)
+        }
+        #expect(fixture.userCollection()?["appearance"] == nil)
+        #expect(fixture.userCollection()?["flag"] == nil)
+        #expect(told.withLock { $0 } == (kind == "with another entry" ? 1 : 0))
+        #expect(prefs.appearance == "dark")
+        token.invalidate()
+    }
+
+    @Test("Other entries stay writable, and the forced value is never copied into the user's file")
+    func otherEntriesWritable() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.launchCount = 9
+        prefs.values = prefs.values
+        #expect(prefs.lastError == nil)
+        #expect(fixture.userCollection() == ["launchCount": .integer(9)])
+    }
+
+    @Test("isForced names forced entries, typed or not; objectIsForced tells forced storage keys, in this domain or another")
+    func isForced() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let suite = try fixture.suite()
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        #expect(prefs.isForced("appearance"))
+        #expect(prefs.isForced(\.$appearance))
+        #expect(!prefs.isForced("launchCount"))
+        #expect(!prefs.isForced(\.$launchCount))
+        #expect(suite.objectIsForced(forKey: fixture.storageKey))
+        #expect(!suite.objectIsForced(forKey: "other"))
+        #expect(suite.objectIsForced(forKey: fixture.storageKey, inDomain: fixture.domainName))
+        #expect(!suite.objectIsForced(forKey: fixture.storageKey, inDomain: "com.example.other"))
+        writeFile(fixture.managed + "/com.example.other.plist",
+                  BinaryPropertyList.encode(.dictionary(["color": .string("red")])))
+        chmod(fixture.managed + "/com.example.other.plist", 0o600)
+        #expect(suite.objectIsForced(forKey: "color", inDomain: "com.example.other"))
+    }
+
+    @Test("A managed file others could have written is ignored and reported by every operation, while reads return the other values",
+          arguments: ["file world-writable", "file group-writable", "directory group-writable", "file owned by another user",
+                      "directory linked to an insecure one"])
+    func insecureManagedFile(kind: String) throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        var expectedPath = fixture.managedFile
+        switch kind {
+        case "file world-writable": chmod(fixture.managedFile, 0o606)
+        case "file group-writable": chmod(fixture.managedFile, 0o660)
+        case "directory group-writable": chmod(fixture.managed, 0o770)
+        case "file owned by another user": chown(fixture.managedFile, 4242, 4242)
+        default:
+            let insecure = fixture.directory.appending("etc/open")
+            mkdir(insecure, 0o777)
+            chmod(insecure, 0o777)
+            rename(fixture.managedFile, insecure + "/\(fixture.domainName).plist")
+            rmdir(fixture.managed)
+            symlink(insecure, fixture.managed)
+            expectedPath = fixture.managedFile
+        }
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.appearance = "light"
+        #expect(prefs.appearance == "light")
+        for error in [prefs.lastError] {
+            guard case .administratorFileIgnored(let path, let reason)? = error else {
+                Issue.record("expected administratorFileIgnored, got \(String(describing: error))")
+                continue
+            }
+            #expect(path == expectedPath)
+            #expect(reason.contains("writable") || reason.contains("belongs to user"))
+        }
+        #expect(!prefs.isForced("appearance"))
+        #expect(fixture.userCollection() == ["appearance": .string("light")])
+    }
+
+    @Test("A managed directory that is a symbolic link to a secure directory is honoured")
+    func linkedSecureDirectory() throws {
+        let real = fixture.directory.appending("etc/real-managed")
+        mkdir(real, 0o700)
+        rmdir(fixture.managed)
+        symlink(real, fixture.managed)
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        #expect(prefs.appearance == "dark")
+        #expect(prefs.isForced("appearance"))
+    }
+}
+
+@Suite("An administrator's change is heard by watching instances")
+struct AdministratorChangeWatchingTests {
+    let fixture = AdministrationFixture()
+
+    @Test("A watching instance hears a change to a system file and to a managed file, and reads them fresh", arguments: ["system", "managed"])
+    func heard(kind: String) throws {
+        let path = kind == "system" ? fixture.xdgFile : fixture.managedFile
+        fixture.install(["appearance": .string("light")], at: path)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        let heard = WaitableValue<[String]>([])
+        prefs.watchesExternalChanges = true
+        let token = prefs.observe(\.appearance, options: [.new]) { _, change in
+            if let value = change.newValue { heard.update { $0.append(value) } }
+        }
+        fixture.install(["appearance": .string("dark")], at: path)
+        #expect(prefs.appearance == "dark")
+        #expect(heard.wait { $0.contains("dark") })
+        token.invalidate()
+        prefs.watchesExternalChanges = false
+    }
+}
+
+@Suite("Services without a home: STATE_DIRECTORY, or a clear reason")
+struct ServicesWithoutHomeTests {
+    let directory = TemporaryDirectory()
+
+    private func runWorker(_ environment: [String]) throws -> [String] {
+        let worker = try ChildProcess("/usr/bin/env", ["-i"] + environment + [ChildProcess.buildDirectory + "/TestWorker",
+                                                                               "default-instance", "/unused", "unused", "settings"])
+        let lines = worker.readAllOutput().split(separator: "\n").map(String.init)
+        #expect(worker.wait() == 0, "\(worker.readErrors())")
+        return lines
+    }
+
+    @Test("With only STATE_DIRECTORY (as systemd's DynamicUser= gives), the application domain lives there")
+    func stateDirectory() throws {
+        let state = directory.appending("state")
+        let lines = try runWorker(["STATE_DIRECTORY=\(state)/"])
+        #expect(lines == ["read-error none", "write-error none", "path \(state)/TestWorker.plist"])
+        #expect(FileManager.default.fileExists(atPath: state + "/TestWorker.plist"))
+    }
+
+    @Test("With HOME=/ and no STATE_DIRECTORY, every operation fails from the first, reads included, naming what would fix it",
+          arguments: [["HOME=/"], [String]()])
+    func noHome(environment: [String]) throws {
+        let lines = try runWorker(environment)
+        #expect(lines.count == 3)
+        for line in lines.prefix(2) {
+            #expect(line.contains("RVS_PREFS_DIRECTORY") && line.contains("STATE_DIRECTORY"), "\(line)")
+            #expect(line.contains("unavailable"), "\(line)")
+        }
+        #expect(lines.last == "path none")
+        #expect(!lines.joined().contains("//"))
+    }
+
+    @Test("Locations never contain '//', whatever trailing slashes the variables have")
+    func noDoubleSlashes() {
+        let cases: [[String: String]] = [
+            ["HOME": "/home/u/"], ["XDG_CONFIG_HOME": "/cfg/"], ["HOME": "/", "STATE_DIRECTORY": "/var/lib/s//:/other"],
+            ["HOME": "/h", "XDG_CONFIG_DIRS": "/etc/xdg/:/usr/etc/", "CONFIGURATION_DIRECTORY": "/etc/svc/"],
+        ]
+        for environment in cases {
+            let locations = DefaultsLocations.current(applicationDomainName: "app", environment: environment)
+            let paths = [locations.preferencesDirectory] + locations.systemDirectories + [locations.managedDirectory ?? ""]
+            #expect(!paths.contains { $0.contains("//") }, "\(environment) → \(paths)")
+        }
+        let service = DefaultsLocations.current(applicationDomainName: "app", environment: ["HOME": "/", "STATE_DIRECTORY": "/var/lib/s/"])
+        #expect(service.preferencesDirectory == "/var/lib/s")
+        let xdg = DefaultsLocations.current(applicationDomainName: "app", environment: ["HOME": "/h", "CONFIGURATION_DIRECTORY": "/etc/svc"])
+        #expect(xdg.systemDirectories == ["/etc/svc/RVS_PersistentPrefs", "/etc/xdg/RVS_PersistentPrefs"])
+        #expect(xdg.managedDirectory == "/etc/RVS_PersistentPrefs/managed")
+    }
+}
