@@ -98,6 +98,7 @@ func describe(_ error: PrefsError) -> String {
     case .domainTooLarge(let path, let size, let limit): "\(path) \(size) \(limit)"
     case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
     case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
+    case .storageUnreachable(let location, let reason): "\(location): \(reason)"
     case .unknownError(let underlying): String(describing: underlying)
     }
 }
