@@ -118,3 +118,23 @@ struct EtcdDomainStorageTests {
         #expect(try fresh.snapshot().contents["settings"] == .dictionary(["value": .integer(3)]))
     }
 }
+
+@Suite("The etcd domains under one prefix, as the inspector lists and removes them", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
+struct EtcdDomainCatalogTests {
+    @Test("The catalog lists the domains under its prefix (no companion keys, nothing of other prefixes) and removes one whole")
+    func listAndRemove() throws {
+        let cluster = try EtcdCluster(size: 1)
+        let prefix = "/catalog-\(UUID().uuidString)/"
+        let catalog = try EtcdDomainCatalog(endpoints: cluster.endpoints, prefix: prefix)
+        for name in ["b.app", "a.app"] {
+            try catalog.storage(name).modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        }
+        try EtcdDomainStorage(endpoints: cluster.endpoints, name: "other", prefix: prefix.dropLast() + "x/")
+            .modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        #expect(try catalog.names() == ["a.app", "b.app"])
+        #expect(try catalog.remove("a.app"))
+        #expect(try !catalog.remove("a.app"))
+        #expect(try catalog.names() == ["b.app"])
+        #expect(try catalog.storage("a.app").snapshot().exists == false)
+    }
+}
