@@ -84,7 +84,10 @@ struct EtcdDomainStorageTests {
         cluster.kill(1)
         cluster.kill(2)
         // Until the last member notices it is alone, a write could still enter its log and be committed later.
-        while EtcdDomainStorage.memberKnowsLeader(cluster.members[0].clientURL) != false {}
+        let giveUp = ContinuousClock.now + .seconds(30)
+        while EtcdDomainStorage.memberKnowsLeader(cluster.members[0].clientURL) != false {
+            try #require(ContinuousClock.now < giveUp, "the last member never said it had no leader")
+        }
 
         let started = ContinuousClock.now
         prefs["value"] = 2

@@ -42,9 +42,13 @@ extension EtcdDomainStorage {
 
     /// Whether member `endpoint` currently knows a leader (`/v3/maintenance/status`); `nil` when it did not answer.
     static func memberKnowsLeader(_ endpoint: URL) -> Bool? {
-        guard let client = try? EtcdClient(endpoints: [HTTPEndpoint(endpoint)!], caFile: nil, credentials: nil),
-              let status = try? client.call("/v3/maintenance/status", [:], by: .after(.seconds(1)), timeout: .seconds(1)).response
-        else { return nil }
-        return EtcdJSON.int(status["leader"]) != 0
+        guard let client = try? EtcdClient(endpoints: [HTTPEndpoint(endpoint)!], caFile: nil, credentials: nil) else { return nil }
+        do {
+            let status = try client.call("/v3/maintenance/status", [:], by: .after(.seconds(1)), timeout: .seconds(1)).response
+            return EtcdJSON.int(status["leader"]) != 0
+        } catch {
+            // Requests are marked "require a leader", so a member without one refuses even this.
+            return error.summary.contains("no leader") ? false : nil
+        }
     }
 }
