@@ -15,6 +15,9 @@
 // 4. Every value that decodes exports to XML that imports again, and that export is a fixed point: exporting
 //    the imported value gives the same XML (so XML loses only what it documents: sub-second dates, NaN
 //    payloads and the width of a 4-byte real, all of which the first export already dropped).
+// 5. `decodeFileKeepingShadowed` gives the value `decodeFile` gives, and the entries it sets aside (keys equal
+//    under `String ==` to another of their dictionary) all still apply to that unchanged value; encoded with
+//    them, the value decodes back to itself with the same entries aside, and re-encodes to identical bytes.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -51,10 +54,42 @@ private func checkDomainFile(_ bytes: [UInt8]) {
         guard identical(value, other) else { fatalError("decodeFile and init(propertyListData:) disagree") }
         checkRoundTrip(value)
         checkXMLRoundTrip(value)
+        checkShadowedRoundTrip(bytes, value)
     case (.failure, .failure):
         return
     default:
         fatalError("decodeFile and init(propertyListData:) disagree about whether the input is readable")
+    }
+}
+
+/// Invariant 5: what a write of the unchanged domain keeps of the entries set aside is all of them, and they
+/// come back as they were.
+private func checkShadowedRoundTrip(_ bytes: [UInt8], _ value: PropertyListValue) {
+    let kept: (value: PropertyListValue, shadowed: ShadowedEntries?)
+    do {
+        kept = try bytes.withUnsafeBytes { buffer in
+            Result { () throws(PropertyListCodingError) in try PropertyListText.decodeFileKeepingShadowed(buffer) }
+        }.get()
+    } catch {
+        fatalError("decodeFileKeepingShadowed refuses what decodeFile reads: \(error)")
+    }
+    guard identical(kept.value, value) else { fatalError("decodeFileKeepingShadowed and decodeFile disagree") }
+    let retained = kept.shadowed?.retained(in: kept.value)
+    guard retained == kept.shadowed else { fatalError("an unchanged value does not keep every entry set aside") }
+    let encoded = BinaryPropertyList.encode(kept.value, shadowed: retained)
+    let again: (value: PropertyListValue, shadowed: ShadowedEntries?)
+    do {
+        again = try encoded.withUnsafeBytes { buffer in
+            Result { () throws(PropertyListCodingError) in try BinaryPropertyList.decodeKeepingShadowed(buffer) }
+        }.get()
+    } catch {
+        fatalError("our own encoding with the entries set aside does not decode: \(error)")
+    }
+    guard identical(again.value, kept.value), again.shadowed == kept.shadowed else {
+        fatalError("the entries set aside did not come back as they were")
+    }
+    guard BinaryPropertyList.encode(again.value, shadowed: again.shadowed) == encoded else {
+        fatalError("re-encoding with the entries set aside is not byte-stable")
     }
 }
 

@@ -74,6 +74,11 @@ put("xml-no-prolog.xml", '<plist version="1.0"><dict><key>k</key><dict><key>v</k
 equivalent = {"k": {"\u00e9": 1, "e\u0301": 2, "nested": {"e\u0301": "d", "\u00e9": "p"}}}
 put("plistlib-equivalent-keys.bplist", plistlib.dumps(equivalent, fmt=plistlib.FMT_BINARY, sort_keys=True))
 put("plistlib-equivalent-keys.xml", plistlib.dumps(equivalent, fmt=plistlib.FMT_XML, sort_keys=False))
+# Equal keys as storage keys, inside a shadowed entry's value, in an array, and in three spellings (Å, A + ring, Å sign).
+deep_equivalent = {"\u00e9": {"a": 1}, "e\u0301": {"\u00e9": 1, "e\u0301": 2},
+                   "k": {"list": [{"\u00c5": 1, "A\u030a": 2, "\u212b": 3}, [{"\u00e9": 1, "e\u0301": 2}]]}}
+put("plistlib-equivalent-keys-deep.bplist", plistlib.dumps(deep_equivalent, fmt=plistlib.FMT_BINARY, sort_keys=True))
+put("plistlib-equivalent-keys-deep.xml", plistlib.dumps(deep_equivalent, fmt=plistlib.FMT_XML, sort_keys=False))
 # A leading U+FEFF in keys and strings, which Foundation's XML parser alone drops.
 put("plistlib-leading-feff.xml", plistlib.dumps({"k": {"\ufeffa": "\ufeffb", "\ufeff": ["\ufeff\ufeff"]}}, fmt=plistlib.FMT_XML))
 

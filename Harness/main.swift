@@ -8,14 +8,12 @@
 import Foundation
 import Glibc
 
-/// The subcommands, in the order `harness --help` lists them.
-let subcommands: [any Subcommand.Type] = [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsInspector.self, BenchCommand.self]
 
 /// What `harness --help` prints.
 @MainActor
 func globalUsage() -> String {
-    let width = subcommands.map { $0.name.count }.max() ?? 0
-    let list = subcommands.map { command in
+    let width = Subcommands.all.map { $0.name.count }.max() ?? 0
+    let list = Subcommands.all.map { command in
         "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary
     }
     return """
@@ -33,6 +31,7 @@ func globalUsage() -> String {
                             temporary directory that they remove at the end, and never touch ~/.config;
                             `defaults` otherwise inspects the directory the library itself would use.
           --help            what a subcommand does and takes (also: harness help SUBCOMMAND)
+          --version         the version of the harness
         """
 }
 
@@ -40,7 +39,7 @@ func globalUsage() -> String {
 /// - Throws: A usage error when there is none.
 @MainActor
 func subcommand(named name: String) throws(HarnessError) -> any Subcommand.Type {
-    guard let command = subcommands.first(where: { $0.name == name }) else {
+    guard let command = Subcommands.all.first(where: { $0.name == name }) else {
         throw .usage("unknown subcommand '\(name)'; run 'harness --help' for the list")
     }
     return command
@@ -58,18 +57,22 @@ func dispatch(_ words: [String]) -> (prefix: String, status: Int32) {
             guard !path.isEmpty else { throw .usage("--directory needs a non-empty path") }
             return absolutePath(path)
         }
+        if arguments.flag("--version") {
+            Console.say(HarnessVersion.text)
+            return (prefix, 0)
+        }
         let wantsHelp = arguments.flag("--help") || (words.count <= 2 && arguments.flag("-h"))
         let named = arguments.remaining.first.map { !$0.hasPrefix("-") } ?? false
         let name = named ? arguments.next()! : Tour.name
         if name == "help" {
             // `harness help` and `harness help SUBCOMMAND`.
-            Console.say(try arguments.next().map { topic throws(HarnessError) in try subcommand(named: topic).usage } ?? globalUsage())
+            Console.say(try arguments.next().map { topic throws(HarnessError) in try subcommand(named: topic).usage(for: arguments) } ?? globalUsage())
             return (prefix, 0)
         }
         let command = try subcommand(named: name)
         if wantsHelp {
             // Without a subcommand name, `harness --help` is the overview, not the tour's help.
-            Console.say(named ? command.usage : globalUsage())
+            Console.say(named ? try command.usage(for: arguments) : globalUsage())
             return (prefix, 0)
         }
         if name != Tour.name { prefix = "harness \(name)" }

@@ -10,7 +10,10 @@
 #   4. checks that the README's Quick start is identical to the first part of
 #      Tests/ConsumerPackage/Sources/QuickStart/main.swift (everything before `// ---- End of the Quick start.`),
 #      which CI builds and runs, and to the block in ../shared/SPEC.md §1 when that file exists;
-#   5. checks that the README's relative links point at files that exist.
+#   5. checks that the README's relative links point at files that exist;
+#   6. checks that every case of PrefsError (read from its source) is named in Errors and Recovery;
+#   7. regenerates man/harness-defaults.1 with `harness defaults help --man`, fails when it differs from the
+#      committed file, and renders it with `man -l` (needs man-db), failing on any warning.
 #
 # Snippets: the ```swift blocks of one Markdown file are compiled together, in order, as one main.swift, the way
 # a reader reads them, so a later block may use what an earlier one declared. Two markers, each an HTML comment
@@ -59,7 +62,7 @@ symbols="$scratch/symbol-graphs"
 mkdir -p "$symbols"
 
 # ── 1. Symbol graphs ─────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 1/5: building $module and extracting its symbol graph (scratch: $build)"
+echo "-- docs 1/7: building $module and extracting its symbol graph (scratch: $build)"
 # The library re-exports the storage and codec layers (Sources/RVS_PersistentPrefs/Exports.swift), whose
 # public symbols users reach through `import RVS_PersistentPrefs`: they are documented in the same catalog, so
 # the symbol graph is extracted for the library with those modules' symbols included.
@@ -76,7 +79,13 @@ bin_path=$(swift build --target "$module" --scratch-path "$build" --show-bin-pat
 modules="$bin_path/Modules"
 rm -rf "$symbols"
 mkdir -p "$symbols"
-if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" -target "$(uname -m)-unknown-linux-gnu" \
+# The C shim (Sources/CPrefsLinux) is a Clang module the storage layer imports: its generated module map
+# must be given, as the compiler is given it.
+c_module_maps=()
+for map in "$bin_path"/*.build/module.modulemap; do
+    [ -f "$map" ] && c_module_maps+=(-Xcc "-fmodule-map-file=$map")
+done
+if ! swift-symbolgraph-extract -module-name "$module" -I "$modules" "${c_module_maps[@]}" -target "$(uname -m)-unknown-linux-gnu" \
         -minimum-access-level public -output-dir "$symbols" -emit-extension-block-symbols \
         -experimental-allowed-reexported-modules="$reexported" >"$scratch/extract.log" 2>&1; then
     cat "$scratch/extract.log" >&2
@@ -92,7 +101,7 @@ etcd_symbols="$scratch/symbol-graphs-PrefsEtcd"
 rm -rf "$etcd_symbols"
 mkdir -p "$etcd_symbols"
 # PrefsEtcd's module needs the module map of the system's OpenSSL (Sources/COpenSSL) wherever it is loaded.
-if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" -I "$root/Sources/COpenSSL" -target "$(uname -m)-unknown-linux-gnu" \
+if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" "${c_module_maps[@]}" -I "$root/Sources/COpenSSL" -target "$(uname -m)-unknown-linux-gnu" \
         -minimum-access-level public -output-dir "$etcd_symbols" -emit-extension-block-symbols >"$scratch/extract-etcd.log" 2>&1; then
     cat "$scratch/extract-etcd.log" >&2
     echo "check-docs: swift-symbolgraph-extract failed for PrefsEtcd" >&2
@@ -131,7 +140,7 @@ PY
 done
 
 # ── 2. DocC ──────────────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 2/5: docc convert $catalog --warnings-as-errors"
+echo "-- docs 2/7: docc convert $catalog --warnings-as-errors"
 archive=${output:-"$scratch/$module.doccarchive"}
 rm -rf "$archive"
 docc_log="$scratch/docc.log"
@@ -195,7 +204,7 @@ sys.exit(1 if orphans else 0)
 PY
 
 # ── 3. Snippets ──────────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 3/5: compiling the Swift snippets of $catalog and README.md (Swift 6, warnings as errors)"
+echo "-- docs 3/7: compiling the Swift snippets of $catalog and README.md (Swift 6, warnings as errors)"
 units="$scratch/snippets"
 rm -rf "$units"
 mkdir -p "$units"
@@ -276,7 +285,7 @@ PY
 IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
 while IFS=$'\t' read -r unit file blocks line; do
     if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
-            -I "$modules" -I "$root/Sources/COpenSSL" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            -I "$modules" "${c_module_maps[@]}" -I "$root/Sources/COpenSSL" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
             >"$units/$unit/log" 2>&1; then
         cat "$units/$unit/log" >&2
         echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2
@@ -289,7 +298,7 @@ echo "   $compiled snippets compiled; $fragments marked as fragments, not compil
 tail -n +2 "$units/summary" | sed 's/^/     /'
 
 # ── 4. The Quick start ───────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 4/5: the README's Quick start is the consumer package's (and SPEC §1's, when present)"
+echo "-- docs 4/7: the README's Quick start is the consumer package's (and SPEC §1's, when present)"
 python3 - README.md Tests/ConsumerPackage/Sources/QuickStart/main.swift ../shared/SPEC.md <<'PY'
 import difflib, os, re, sys
 readme_path, consumer_path, spec_path = sys.argv[1:4]
@@ -340,7 +349,7 @@ sys.exit(1 if failed else 0)
 PY
 
 # ── 5. README links ──────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 5/5: the README's relative links"
+echo "-- docs 5/7: the README's relative links"
 python3 - README.md <<'PY'
 import os, re, sys
 path = sys.argv[1]
@@ -352,5 +361,58 @@ for target in broken:
     print(f"   broken link in {path}: {target}", file=sys.stderr)
 sys.exit(1 if broken else 0)
 PY
+
+# ── 6. Every PrefsError case in Errors and Recovery ──────────────────────────────────────────────────────
+echo "-- docs 6/7: every PrefsError case is named in Errors and Recovery"
+python3 - Sources/PrefsStorage/Errors/PrefsError.swift Documentation.docc/ErrorsAndRecovery.md <<'PY'
+# The cases are read from the enum's source, so that a case added later must be documented too.
+import re, sys
+source, article_path = sys.argv[1], sys.argv[2]
+text = open(source).read()
+body = text[text.index("public enum PrefsError"):]
+depth, end = 0, 0
+for index, char in enumerate(body):
+    if char == "{":
+        depth += 1
+    elif char == "}":
+        depth -= 1
+        if depth == 0:
+            end = index
+            break
+# Only the enum's own level: nested types (Step) have cases of their own.
+level, own = 0, []
+for line in body[:end].split("\n"):
+    if level == 1:
+        own.append(line)
+    level += line.count("{") - line.count("}")
+cases = [m.group(1) for line in own for m in [re.match(r"\s*case\s+(\w+)", line)] if m]
+article = open(article_path).read()
+missing = [name for name in cases if not re.search(r"``PrefsError/" + name + r"[(`]", article)]
+print(f"   {len(cases)} cases in {source}, each named as ``PrefsError/case(...)`` in {article_path}: " + ("yes" if not missing else "NO"))
+for name in missing:
+    print(f"   not in Errors and Recovery: PrefsError.{name}", file=sys.stderr)
+sys.exit(1 if missing or not cases else 0)
+PY
+
+# ── 7. The manual page ───────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 7/7: man/harness-defaults.1 is what \`harness defaults help --man\` generates, and renders"
+command -v man >/dev/null || { echo "check-docs: man is needed to render the manual page (apt-get install man-db)" >&2; exit 1; }
+if ! swift build --product harness --scratch-path "$build" >"$scratch/harness-build.log" 2>&1; then
+    cat "$scratch/harness-build.log" >&2
+    echo "check-docs: the harness does not build" >&2
+    exit 1
+fi
+"$bin_path/harness" defaults help --man >"$scratch/harness-defaults.1"
+if ! diff -u man/harness-defaults.1 "$scratch/harness-defaults.1" >&2; then
+    echo "check-docs: man/harness-defaults.1 is stale; regenerate it: swift run harness defaults help --man > man/harness-defaults.1" >&2
+    exit 1
+fi
+# man -l renders the committed file; --warnings passes groff's warnings on, and any of them fails.
+if ! MANWIDTH=80 man --warnings -l man/harness-defaults.1 >"$scratch/harness-defaults.txt" 2>"$scratch/man.log" || [ -s "$scratch/man.log" ]; then
+    cat "$scratch/man.log" >&2
+    echo "check-docs: man -l man/harness-defaults.1 reported problems" >&2
+    exit 1
+fi
+echo "   identical to the generated page; renders with man -l: $(wc -l <"$scratch/harness-defaults.txt") lines, no warnings"
 
 echo "-- docs: all checks passed"

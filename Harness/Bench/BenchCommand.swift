@@ -11,7 +11,7 @@ enum BenchCommand: Subcommand {
     static let name = "bench"
     static let summary = "measure reads and writes against UserDefaults and the system-call floor"
 
-    static let usage = """
+    static var usage: String { """
         usage: harness bench [--quick] [--json PATH] [--directory PATH]
                harness bench --etcd [--quick] [--json PATH]
 
@@ -26,6 +26,7 @@ enum BenchCommand: Subcommand {
         instance, timed from the write starting; floor: a bare inotify wake-up for the same rename) the
         99th percentiles, the figures from the write returning, and the CPU time used by the idle
         watcher over idle_s seconds (10, or 1 with --quick).
+        \(negativeFiguresNote)
 
           --etcd            measure an etcd domain instead, against the bare gateway calls, on a
                             three-member cluster started on loopback (needs Debian's etcd-server)
@@ -35,7 +36,7 @@ enum BenchCommand: Subcommand {
           --directory PATH  work in PATH instead of a private temporary directory
           --count-reads CASE:N  only N reads of CASE (read, read-watched, read-typed,
                             read-typed-watched), for Scripts/read-instructions.sh
-        """
+        """ }
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
         var arguments = arguments
@@ -107,6 +108,7 @@ enum BenchCommand: Subcommand {
         // Last, since its writer is a process of its own: many rounds, for a meaningful 99th percentile.
         record(try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
                                       idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10))
+        Console.say(negativeFiguresNote)
         Console.say()
         Console.say(BenchResult.table(results))
         if let jsonPath {

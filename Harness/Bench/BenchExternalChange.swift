@@ -94,6 +94,10 @@ private final class InotifyWakeups: @unchecked Sendable {
 }
 
 extension BenchCommand {
+    /// Printed after the external-change line and in the help: why its figures from the write
+    /// returning may be negative, which looks like a bug in the timing otherwise.
+    static let negativeFiguresNote = "note: *_from_return_us may be negative: the watcher is often told before the writer's write returns, since the kernel queues the event inside rename() and the writer still unlocks and closes after it"
+
     /// A writer process sets an entry; the measuring process's instance, watching for changes made
     /// elsewhere, is told in its key-path observer. Ours: from the writer's write starting (and, as extra
     /// figures, from it returning) to the handler call; floor: to the wake-up of a bare inotify watch of

@@ -10,64 +10,24 @@ enum DefaultsInspector: Subcommand {
     static let name = "defaults"
     static let summary = "read and write domain files, like the macOS `defaults` command"
 
-    static let usage = """
-        usage: harness defaults [--directory PATH] VERB [ARGUMENTS...]
+    static var usage: String { DefaultsHelp.usage }
 
-        Reads and edits defaults domains (property-list files) the way the macOS `defaults` command does,
-        through the same storage type the library uses: every change is a read-modify-write under the
-        domain's lock, written to a temporary file and renamed into place, so a running app loses nothing.
-
-        Verbs:
-          domains                            the names of the domains in the directory
-          read                               every domain, with all its keys
-          read DOMAIN                        every key of DOMAIN
-          read DOMAIN KEY                    one value
-          read-type DOMAIN KEY               the type of one value
-          write DOMAIN KEY VALUE             stores VALUE: property-list text such as '{appearance = dark;}'
-                                             or '(a, b)'; any other text is stored as a string
-          write DOMAIN KEY -TYPE VALUE       stores a typed value; TYPE is one of string, int, float, bool,
-                                             date (2024-05-01 12:30:00 +0000) or data (hex digits)
-          write DOMAIN KEY -array ITEM...    an array; each ITEM is VALUE or -TYPE VALUE
-          write DOMAIN KEY -array-add ITEM...  appends to an array
-          write DOMAIN KEY -dict KEY ITEM... a dictionary; -dict-add adds entries to one
-          write DOMAIN '{KEY = VALUE; ...}'  replaces the whole domain with a dictionary
-          rename DOMAIN OLD NEW              moves the value of OLD to the key NEW, in one write
-          delete DOMAIN                      removes DOMAIN: its file, so that domains no longer lists it
-          delete DOMAIN KEY                  removes one key
-          find WORD                          every key, in every domain, whose name or value contains
-                                             WORD, ignoring case
-          export DOMAIN PATH|-               writes DOMAIN as an XML property list to PATH (a new file,
-                                             mode 0600, or a regular file, keeping its mode) or standard output
-          import DOMAIN PATH|-               replaces DOMAIN's contents with a binary, XML or OpenStep
-                                             property list read from PATH or standard input (at most
-                                             \(FileDomainStorage.maximumFileSize >> 20) MiB, the largest domain file)
-          help                               this text
-
-        DOMAIN is a domain name (its file is DOMAIN.plist), or -g (also NSGlobalDomain) for the global
-        domain, whose file is .GlobalPreferences.plist.
-
-        The directory is --directory PATH; otherwise the one the library uses: $RVS_PREFS_DIRECTORY when
-        set, else $XDG_CONFIG_HOME/RVS_PersistentPrefs, else ~/.config/RVS_PersistentPrefs. Group suites
-        live in their group container: point --directory there to inspect them.
-
-        OpenStep text has no numbers or Booleans: '{count = 5;}' stores the string "5". Use -int, -bool,
-        -dict and the other types for typed values. Booleans read back as 1 and 0, as in `defaults`;
-        read-type tells them apart.
-
-        Examples:
-          harness defaults write com.example.app appearance dark
-          harness defaults write com.example.app launchCount -int 3
-          harness defaults write -g AppleLanguages -array en fr
-          harness defaults read com.example.app
-          harness defaults export com.example.app - | python3 -c 'import plistlib, sys; print(plistlib.load(sys.stdin.buffer))'
-        """
-
-    /// The verbs, for the messages about a missing or unknown one.
-    static let verbs = "domains, read, read-type, write, rename, delete, find, export, import, help"
+    /// `harness defaults VERB --help`: the verb's own help.
+    static func usage(for arguments: Arguments) throws(HarnessError) -> String {
+        guard let verb = arguments.remaining.first(where: { !$0.hasPrefix("-") }) else { return usage }
+        return DefaultsHelp.usage(of: try DefaultsVerbs.named(verb))
+    }
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
-        let directory = context.directory ?? DefaultsLocations.preferencesDirectory()
-        try DomainInspector(domains: DomainDirectory(path: directory)).execute(arguments)
+        var arguments = arguments
+        let domains = try catalog(&arguments, context)
+        try DomainInspector(domains: domains).execute(arguments)
+    }
+
+    /// Where the domains are: the one place that chooses, from the options, the catalog every verb uses.
+    /// Another kind of domain (an option such as `--etcd URL`) is one more case here.
+    static func catalog(_ arguments: inout Arguments, _ context: HarnessContext) throws(HarnessError) -> any DomainCatalog {
+        DomainDirectory(path: context.directory ?? DefaultsLocations.preferencesDirectory())
     }
 
     /// Runs one inspector command on the domains in `directory` (the demos call this directly).
@@ -76,76 +36,65 @@ enum DefaultsInspector: Subcommand {
     }
 }
 
-/// The `defaults` verbs over the domains of one directory.
+/// The `defaults` verbs over the domains of one catalog.
 struct DomainInspector {
-    let domains: DomainDirectory
+    let domains: any DomainCatalog
 
     func execute(_ arguments: Arguments) throws(HarnessError) {
         var arguments = arguments
-        let verb = try arguments.next(orComplain: "a verb is needed: \(DefaultsInspector.verbs) (see --help)")
-        let operands = arguments.rest()
-        switch verb {
-        case "domains":
-            guard operands.isEmpty else { throw .usage("domains takes no arguments") }
-            listDomains()
-        case "read":
-            try read(operands)
-        case "read-type":
-            guard operands.count == 2 else { throw .usage("read-type needs DOMAIN KEY") }
-            Console.say("Type is \(PropertyListPrinter.typeName(try domains.value(operands[1], in: operands[0])))")
-        case "write":
-            try write(operands)
-        case "rename":
-            guard operands.count == 3 else { throw .usage("rename needs DOMAIN OLD_KEY NEW_KEY") }
-            try rename(operands[1], to: operands[2], in: operands[0])
-        case "delete":
-            try delete(operands)
-        case "find":
-            guard operands.count == 1 else { throw .usage("find needs one WORD") }
-            try find(operands[0])
-        case "export":
-            guard operands.count == 2 else { throw .usage("export needs DOMAIN and PATH (or - for standard output)") }
-            try export(operands[0], to: operands[1])
-        case "import":
-            guard operands.count == 2 else { throw .usage("import needs DOMAIN and PATH (or - for standard input)") }
-            try importDomain(operands[0], from: operands[1])
-        case "help":
-            guard operands.isEmpty else { throw .usage("help takes no arguments") }
-            Console.say(DefaultsInspector.usage)
-        default:
-            throw .usage("unknown verb '\(verb)'; the verbs are \(DefaultsInspector.verbs)")
+        if let first = arguments.remaining.first, first == "-currentHost" || first == "-host" {
+            throw .usage("\(first): per-host domains do not exist on Linux; every domain is the user's on every host, so leave \(first == "-host" ? "-host HOST" : first) out")
         }
+        let verb = try DefaultsVerbs.named(arguments.next(orComplain: "a verb is needed: \(DefaultsVerbs.names) (see --help)"))
+        if arguments.remaining.first == "-app" {
+            throw .usage("-app: Linux has no application bundles to find a domain by; name the app's domain itself (its applicationDomainName, by default the executable's name); `harness defaults domains` lists them")
+        }
+        try verb.run(self, &arguments)
     }
 
-    func listDomains() {
-        let names = domains.domainNames()
-        if names.isEmpty {
-            Console.complain("harness defaults: no domains in \(domains.path)")
+    /// The domains' names, as `defaults domains` prints them, with their marks in parentheses; or, for
+    /// scripts and completion, one bare name a line.
+    func listDomains(oneALine: Bool) {
+        let listing = domains.listing()
+        if listing.isEmpty {
+            if !oneALine { Console.complain("harness defaults: no domains \(domains.place)") }
+        } else if oneALine {
+            Console.say(listing.map(\.name).joined(separator: "\n"))
         } else {
-            Console.say(names.joined(separator: ", "))
+            Console.say(listing.map { $0.name + ($0.marks.isEmpty ? "" : " (" + $0.marks.joined(separator: ", ") + ")") }.joined(separator: ", "))
         }
     }
 
     // MARK: Reading
 
-    func read(_ operands: [String]) throws(HarnessError) {
+    func read(_ operands: [String], json: Bool) throws(HarnessError) {
+        let value: PropertyListValue
         switch operands.count {
         case 0:
-            try readEverything()
+            value = .dictionary(try everything())
         case 1:
-            Console.say(PropertyListPrinter.text(.dictionary(try domains.contents(of: operands[0]))))
-        case 2:
-            Console.say(PropertyListPrinter.topLevelText(try domains.value(operands[1], in: operands[0])))
+            value = .dictionary(try domains.contents(of: operands[0]))
         default:
-            throw .usage("read takes at most DOMAIN and KEY")
+            value = try self.value(operands)
+        }
+        if json {
+            Console.say(JSONText.encode(value))
+        } else {
+            Console.say(operands.count >= 2 ? PropertyListPrinter.topLevelText(value) : PropertyListPrinter.text(value))
         }
     }
 
+    /// The value that `DOMAIN KEY ENTRY...` names.
+    func value(_ operands: [String]) throws(HarnessError) -> PropertyListValue {
+        let (domain, key, entries) = (operands[0], operands[1], Array(operands.dropFirst(2)))
+        return try EntryPath.value(at: entries, in: domains.value(key, in: domain)) { EntryPath.describe(domain, key, entries) }
+    }
+
     /// Every domain as one dictionary keyed by domain name, as `defaults read` prints it.
-    func readEverything() throws(HarnessError) {
+    func everything() throws(HarnessError) -> [String: PropertyListValue] {
         var everything: [String: PropertyListValue] = [:]
         try forEachDomain { name, contents in everything[name] = .dictionary(contents) }
-        Console.say(PropertyListPrinter.text(.dictionary(everything)))
+        return everything
     }
 
     /// Every key of every domain whose name or value contains `word`, ignoring case, printed domain by
@@ -195,7 +144,7 @@ struct DomainInspector {
     // MARK: Writing
 
     func write(_ operands: [String]) throws(HarnessError) {
-        guard operands.count >= 2 else { throw .usage("write needs DOMAIN KEY VALUE (or DOMAIN '{KEY = VALUE;}')") }
+        guard operands.count >= 2 else { throw .usage("write needs DOMAIN KEY VALUE (or DOMAIN '{KEY = VALUE;}'; see harness defaults help write)") }
         let domain = operands[0]
         if operands.count == 2 {
             // `write DOMAIN PLIST`: the whole domain, as `defaults` does.
@@ -207,72 +156,78 @@ struct DomainInspector {
         }
         let key = operands[1]
         guard !key.isEmpty else { throw .failure("the key is empty") }
+        // After the key: entry names, then the value. The value starts at the first type flag (`-int`,
+        // `-array`, or a mistyped `-word`, which ValueParser refuses); without one, it is the last word.
+        let rest = operands.dropFirst(2)
+        let valueStart = rest.firstIndex { ValueParser.looksLikeTypeFlag($0) } ?? rest.index(before: rest.endIndex)
+        let entries = Array(rest[..<valueStart])
+        let name = { EntryPath.describe(domain, key, entries) }
         // Everything is parsed before the domain is touched: a malformed value changes nothing.
-        let change = try ValueParser.change(from: Arguments(operands: Array(operands.dropFirst(2))))
+        let change = try ValueParser.change(from: Arguments(operands: Array(rest[valueStart...])))
         try domains.modify(domains.storage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
-            switch change {
-            case .set(let value):
-                contents[key] = value
-            case .appendToArray(let elements):
-                switch contents[key] {
-                case nil: contents[key] = .array(elements)
-                case .array(let existing)?: contents[key] = .array(existing + elements)
-                case let other?: throw .failure("cannot add to (\(domain), \(key)): it holds a \(PropertyListPrinter.typeName(other)), not an array")
-                }
-            case .addToDictionary(let entries):
-                switch contents[key] {
-                case nil: contents[key] = .dictionary(entries)
-                case .dictionary(let existing)?: contents[key] = .dictionary(existing.merging(entries) { _, new in new })
-                case let other?: throw .failure("cannot add to (\(domain), \(key)): it holds a \(PropertyListPrinter.typeName(other)), not a dictionary")
-                }
+            contents[key] = try EntryPath.updating(entries[...], in: contents[key], name) { existing throws(HarnessError) in
+                try change.applied(to: existing, name)
             }
         }
     }
 
-    /// Moves the value of `old` to `new` (replacing what `new` held, as `defaults rename` does) in one
-    /// locked write, so that no reader sees the value under both keys or under neither.
-    func rename(_ old: String, to new: String, in domain: String) throws(HarnessError) {
+    /// Moves the value of `old` to `new` in one locked write, so that no reader sees the value under
+    /// both keys or under neither. A value under `new` is replaced only when `replacing` (`-f`).
+    func rename(_ old: String, to new: String, in domain: String, replacing: Bool) throws(HarnessError) {
         guard !new.isEmpty else { throw .failure("the new key is empty") }
         try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
-            guard let value = contents.removeValue(forKey: old) else {
+            guard contents[old] != nil else {
                 throw .failure("Domain (\(domain)) key (\(old)) not found; nothing was renamed")
             }
-            contents[new] = value
+            guard replacing || contents[new] == nil || old == new else {
+                throw .failure("Domain (\(domain)) key (\(new)) exists; nothing was renamed; add -f to replace it")
+            }
+            contents[new] = contents.removeValue(forKey: old)
         }
     }
 
     func delete(_ operands: [String]) throws(HarnessError) {
-        switch operands.count {
-        case 1:
+        guard let domain = operands.first else { throw .usage("delete needs DOMAIN, and optionally KEY") }
+        guard operands.count >= 2 else {
             // The whole domain: its file goes, under the lock, readable or not, as with `defaults delete`.
-            try domains.remove(operands[0])
-        case 2:
-            let (domain, key) = (operands[0], operands[1])
-            try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
-                guard contents.removeValue(forKey: key) != nil else {
-                    throw .failure("Domain (\(domain)) key (\(key)) not found; nothing was deleted")
-                }
+            return try domains.remove(DomainReference(domain), named: domain)
+        }
+        let (key, entries) = (operands[1], Array(operands.dropFirst(2)))
+        try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
+            guard contents[key] != nil else {
+                throw .failure("Domain (\(domain)) key (\(key)) not found; nothing was deleted")
             }
-        default:
-            throw .usage("delete needs DOMAIN, and optionally KEY")
+            let name = { EntryPath.describe(domain, key, entries) }
+            contents[key] = try EntryPath.updating(entries[...], in: contents[key], name) { existing throws(HarnessError) in
+                guard existing != nil else { throw .failure("\(name()) not found; nothing was deleted") }
+                return nil
+            }
         }
     }
 
     // MARK: Export and import
 
-    func export(_ domain: String, to path: String) throws(HarnessError) {
-        let contents = try domains.contents(of: domain)
-        let xml: Data
-        do {
-            xml = try PropertyListValue.dictionary(contents).xmlPropertyListData()
-        } catch {
-            throw .failure("cannot export \(domain): \(error)")
-        }
+    func export(_ domain: String, to path: String, as format: TransferFormat) throws(HarnessError) {
+        let bytes = try Self.encoded(.dictionary(domains.contents(of: domain)), as: format, describing: domain)
         if path == "-" {
             // A failed write is reported when the harness exits (see Console.outputFailure).
-            Console.write(xml)
+            Console.write(bytes)
         } else {
-            try replaceRegularFile(at: path, with: xml, for: "export")
+            try replaceRegularFile(at: path, with: bytes, for: "export")
+        }
+    }
+
+    /// `value` in `format`, as a file holds it.
+    static func encoded(_ value: PropertyListValue, as format: TransferFormat, describing what: String) throws(HarnessError) -> Data {
+        do {
+            switch format {
+            case .xml: return try value.xmlPropertyListData()
+            case .binary: return try value.binaryPropertyListData()
+            case .json: return Data((JSONText.encode(value) + "\n").utf8)
+            case .openStep: return Data((PropertyListPrinter.text(value, editable: true) + "\n").utf8)
+            }
+        } catch {
+            throw .failure("cannot export \(what): \(error)")
         }
     }
 
@@ -280,9 +235,10 @@ struct DomainInspector {
         let storage = try domains.storage(domain)
         let source = path == "-" ? "standard input" : path
         // The library's own limit: an import larger than any domain file it reads would be refused
-        // anyway, and endless input (/dev/zero) must not fill the memory first.
+        // anyway, and endless input must not fill the memory first. Only a regular file or standard input
+        // is read: a FIFO with no writer would block for ever, and a device may never end.
         let limit = FileDomainStorage.maximumFileSize
-        guard let bytes = try PosixIO.readWholeFile(path, atMost: limit) else {
+        guard let bytes = try PosixIO.readWholeFile(path, atMost: limit, regularOnly: true) else {
             throw .failure("cannot import \(source): it is larger than \(limit) bytes, the largest domain file the library reads")
         }
         let root: PropertyListValue
@@ -292,16 +248,23 @@ struct DomainInspector {
             throw .failure("cannot import \(source): \(error)")
         }
         guard case .dictionary(let contents) = root else {
-            throw .failure("cannot import \(source): its root is a \(PropertyListPrinter.typeName(root)), and a domain must be a dictionary")
+            throw .failure("cannot import \(source): its root is \(PropertyListPrinter.typeName(root, article: true)), and a domain must be a dictionary")
         }
         // A deliberate whole replacement: an unreadable domain file is moved aside, never lost.
         try domains.modify(storage, repairing: .moveUnreadableAside) { $0 = contents }
     }
 
-    /// A property list in a file: binary or XML, as a domain file holds, or an OpenStep dictionary, as
-    /// `defaults` prints and people write. OpenStep is taken only for text that starts with `{`: almost
+    /// A property list in a file: binary or XML, as a domain file holds, JSON, or an OpenStep dictionary,
+    /// as `defaults` prints and people write. OpenStep is taken only for text that starts with `{`: almost
     /// any text is OpenStep (a lone word is a string), and must not pass for a property list.
-    static func propertyList(_ bytes: Data) throws(PropertyListCodingError) -> PropertyListValue {
+    static func propertyList(_ bytes: Data) throws -> PropertyListValue {
+        if JSONText.looksLikeJSON(bytes) {
+            do {
+                return try JSONText.decode(bytes)
+            } catch {
+                throw PropertyListCodingError(reason: "not valid JSON (\(error))")
+            }
+        }
         let start = bytes.first { ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains($0) }
         if start == UInt8(ascii: "{") {
             return try ValueParser.propertyListText(String(decoding: bytes, as: UTF8.self))

@@ -19,20 +19,25 @@ import RVS_PersistentPrefs
 /// `defaults read-type` for the type); dates print in UTC; data prints as its length and bytes.
 enum PropertyListPrinter {
     /// The multi-line form of `value`, its nested lines indented by `level` steps of four spaces.
-    static func text(_ value: PropertyListValue, level: Int = 0) -> String {
+    ///
+    /// `editable` writes data whole, as OpenStep `<0a0b0c>` that parses back, instead of the summary
+    /// `defaults` prints: what `edit --format openstep` opens.
+    static func text(_ value: PropertyListValue, level: Int = 0, editable: Bool = false) -> String {
         let indent = String(repeating: "    ", count: level)
         let inner = indent + "    "
         switch value {
         case .dictionary(let entries):
             guard !entries.isEmpty else { return "{\n" + indent + "}" }
             let lines = entries.sorted { $0.key < $1.key }.map { key, element in
-                inner + quoted(key) + " = " + text(element, level: level + 1) + ";"
+                inner + quoted(key) + " = " + text(element, level: level + 1, editable: editable) + ";"
             }
             return "{\n" + lines.joined(separator: "\n") + "\n" + indent + "}"
         case .array(let elements):
             guard !elements.isEmpty else { return "(\n" + indent + ")" }
-            let lines = elements.map { inner + text($0, level: level + 1) }
+            let lines = elements.map { inner + text($0, level: level + 1, editable: editable) }
             return "(\n" + lines.joined(separator: ",\n") + "\n" + indent + ")"
+        case .data(let data) where editable:
+            return "<" + hex(data) + ">"
         default:
             return scalar(value)
         }
@@ -76,7 +81,7 @@ enum PropertyListPrinter {
         switch value {
         case .string: return "string"
         case .bool: return "boolean"
-        case .integer: return "integer"
+        case .integer, .unsignedInteger: return "integer"
         case .real, .float: return "float"
         case .date: return "date"
         case .data: return "data"
@@ -85,11 +90,19 @@ enum PropertyListPrinter {
         }
     }
 
+    /// The type's name with its article, for sentences: "an integer", "a string".
+    static func typeName(_ value: PropertyListValue, article: Bool) -> String {
+        let name = typeName(value)
+        guard article else { return name }
+        return ("aeiou".contains(name.first ?? "x") ? "an " : "a ") + name
+    }
+
     private static func scalar(_ value: PropertyListValue) -> String {
         switch value {
         case .string(let string): return quoted(string)
         case .bool(let bool): return bool ? "1" : "0"
         case .integer(let integer): return String(integer)
+        case .unsignedInteger(let integer): return String(integer)
         case .real(let real): return String(real)
         case .float(let float): return String(float)
         case .date(let date): return quoted(dateText(date))
@@ -144,10 +157,11 @@ enum PropertyListPrinter {
     }
 
     /// `{length = 3, bytes = 0x0a0b0c}` as `defaults` prints data; long data shows its first and last bytes.
+    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+    }
+
     private static func dataText(_ data: Data) -> String {
-        func hex(_ bytes: some Sequence<UInt8>) -> String {
-            bytes.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
-        }
         let bytes = data.count <= 32 ? hex(data) : hex(data.prefix(24)) + " ... " + hex(data.suffix(8))
         return "{length = \(data.count), bytes = 0x\(bytes)}"
     }

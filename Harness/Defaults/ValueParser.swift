@@ -9,6 +9,22 @@ enum Change {
     case set(PropertyListValue)
     case appendToArray([PropertyListValue])
     case addToDictionary([String: PropertyListValue])
+
+    /// What the value becomes, `existing` being what it is now (`nil` when there is none); `name`
+    /// names it in messages.
+    func applied(to existing: PropertyListValue?, _ name: () -> String) throws(HarnessError) -> PropertyListValue {
+        switch (self, existing) {
+        case (.set(let value), _): return value
+        case (.appendToArray(let elements), nil): return .array(elements)
+        case (.appendToArray(let elements), .array(let stored)?): return .array(stored + elements)
+        case (.addToDictionary(let entries), nil): return .dictionary(entries)
+        case (.addToDictionary(let entries), .dictionary(let stored)?): return .dictionary(stored.merging(entries) { _, new in new })
+        case (.appendToArray, let other?):
+            throw .failure("cannot add to \(name()): it holds \(PropertyListPrinter.typeName(other, article: true)), not an array")
+        case (.addToDictionary, let other?):
+            throw .failure("cannot add to \(name()): it holds \(PropertyListPrinter.typeName(other, article: true)), not a dictionary")
+        }
+    }
 }
 
 /// Values given on the command line, as `defaults write` takes them.
@@ -16,6 +32,12 @@ enum ValueParser {
     /// The typed forms of a scalar: `-string`, `-int`, `-float`, `-bool`, `-date`, `-data` (and the
     /// long spellings `defaults` also accepts).
     static let scalarTypes: Set<String> = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
+
+    /// Whether `word` is where a value's type is given: `-int`, `-array`, or a mistyped `-word` (which
+    /// ``change(from:)`` refuses), but not a negative number such as `-5`.
+    static func looksLikeTypeFlag(_ word: String) -> Bool {
+        word.hasPrefix("-") && word.dropFirst().first?.isLetter == true
+    }
 
     /// The change that the arguments after `write DOMAIN KEY` describe.
     static func change(from arguments: Arguments) throws(HarnessError) -> Change {
@@ -33,7 +55,7 @@ enum ValueParser {
         case _ where scalarTypes.contains(flag):
             guard rest.count == 1, let value = rest.next() else { throw .usage("\(flag) takes exactly one value") }
             return .set(try scalar(flag, value))
-        case _ where flag.hasPrefix("-") && flag.dropFirst().first?.isLetter == true:
+        case _ where looksLikeTypeFlag(flag):
             // A lone `-word` is a mistyped type far more often than a value; text starting with `-` can
             // still be stored with -string.
             throw .usage("unknown type '\(flag)'; the types are -string -int -float -bool -date -data -array -array-add -dict -dict-add (use -string to store text starting with -)")

@@ -49,7 +49,7 @@ func replaceRegularFile(at path: String, with data: Data, for what: String) thro
 }
 
 /// What `lstat` found, in words: "a symbolic link", "a directory", ...
-private func fileKind(_ mode: mode_t) -> String {
+func fileKind(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFLNK: return "a symbolic link"
     case S_IFDIR: return "a directory"

@@ -61,13 +61,25 @@ enum PosixIO {
 
     /// The whole contents of the file at `path`, or of standard input for `-`, if it holds at most
     /// `limit` bytes.
+    /// - Parameter regularOnly: Refuse a path that is not a regular file (a FIFO would block until a
+    ///   writer comes, which may be never; a device may never end). It is opened without blocking and
+    ///   checked before anything is read.
     /// - Returns: The bytes, or `nil` when there are more than `limit`.
     /// - Throws: A failure naming the file and the system's reason when it cannot be read.
-    static func readWholeFile(_ path: String, atMost limit: Int) throws(HarnessError) -> Data? {
+    static func readWholeFile(_ path: String, atMost limit: Int, regularOnly: Bool = false) throws(HarnessError) -> Data? {
         let name = path == "-" ? "standard input" : path
-        let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0))
         guard descriptor >= 0 else { throw .failure("cannot read \(name): \(SystemError.current)") }
         defer { if descriptor != 0 { close(descriptor) } }
+        if regularOnly && descriptor != 0 {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw .failure("cannot read \(name): \(SystemError.current)") }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw .failure("cannot read \(name): it is \(fileKind(info.st_mode)), not a regular file; give a file, or - to read standard input (cat \(name) | ...)")
+            }
+            // Back to blocking reads, which a regular file never needs but the loop below expects.
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        }
         do {
             return try readAll(descriptor, limit: limit)
         } catch {

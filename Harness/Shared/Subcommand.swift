@@ -15,10 +15,22 @@ protocol Subcommand {
     static var usage: String { get }
     /// Runs it with `arguments`, the preferences directory in `context`.
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws
+    /// What `harness NAME WORDS... --help` prints: ``usage``, unless the words name a part of it with
+    /// help of its own (a verb of `defaults`).
+    static func usage(for arguments: Arguments) throws(HarnessError) -> String
+}
+
+extension Subcommand {
+    static func usage(for arguments: Arguments) throws(HarnessError) -> String { usage }
 }
 
 /// What every subcommand is told besides its own arguments.
 struct HarnessContext {
     /// The directory given with `--directory`, made absolute; `nil` when none was given.
     let directory: String?
+}
+
+enum Subcommands {
+    /// The subcommands, in the order `harness --help` lists them.
+    static var all: [any Subcommand.Type] { [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsInspector.self, BenchCommand.self, CompletionCommand.self] }
 }

@@ -19,15 +19,25 @@ package enum BinaryPropertyList {
     /// The value must pass ``isWithinDepthLimit(_:)``; every value made by ``PropertyListValue/init(_:)``
     /// or decoded here does.
     ///
-    /// Dictionary keys are written in sorted order, so two dictionaries that compare equal encode to
-    /// the same bytes no matter how they were built (`0.0`/`-0.0` and differently normalized but
-    /// equal strings are the exceptions: `==` ignores what the bytes keep).
+    /// Dictionary keys are written in code-point order (``EquivalentKeys/precedes(_:_:)``), so two
+    /// dictionaries that compare equal encode to the same bytes no matter how they were built
+    /// (`0.0`/`-0.0` and differently normalized but equal strings are the exceptions: `==` ignores what
+    /// the bytes keep).
     /// Nothing is uniqued: uniquing costs a hash per string, and domain files are small.
     package static func encode(_ root: PropertyListValue) -> [UInt8] {
+        encode(root, shadowed: nil)
+    }
+
+    /// Encodes a value as ``encode(_:)`` does, with entries its dictionaries cannot hold beside theirs.
+    ///
+    /// - Parameter shadowed: Entries to write beside those of `root`'s dictionaries, each in its
+    ///   dictionary, as ``ShadowedEntries/retained(in:)`` of `root` returns them (only then does no
+    ///   dictionary get a key twice).
+    package static func encode(_ root: PropertyListValue, shadowed: ShadowedEntries?) -> [UInt8] {
         var census = Census()
-        census.count(root)
+        census.count(root, shadowed)
         var writer = Writer(objectCount: census.objects, estimatedSize: census.bytes)
-        writer.write(root, ref: 0)
+        writer.write(root, ref: 0, shadowed: shadowed)
         return writer.finish()
     }
 
@@ -58,25 +68,35 @@ package enum BinaryPropertyList {
         var objects = 0
         var bytes = 0
 
-        mutating func count(_ value: PropertyListValue) {
+        mutating func count(_ value: PropertyListValue, _ shadowed: ShadowedEntries?) {
             objects += 1
             switch value {
             case .string(let string): bytes += 9 + string.utf8.count
             case .data(let data): bytes += 9 + data.count
             case .array(let values):
                 bytes += 9 + values.count * 2
-                for element in values { count(element) }
+                for index in values.indices { count(values[index], shadowed?.child(.index(index))) }
             case .dictionary(let values):
                 bytes += 9 + values.count * 4
                 for (key, element) in values {
-                    objects += 1
-                    bytes += 9 + key.utf8.count
-                    count(element)
+                    countKey(key)
+                    count(element, shadowed?.child(.key(ExactKey(key))))
+                }
+                for entry in shadowed?.entries ?? [] {
+                    bytes += 4
+                    countKey(entry.key)
+                    count(entry.value, shadowed?.child(.key(ExactKey(entry.key))))
                 }
             case .bool: bytes += 1
             case .float: bytes += 5
             case .integer, .real, .date: bytes += 9
+            case .unsignedInteger: bytes += 17
             }
+        }
+
+        private mutating func countKey(_ key: String) {
+            objects += 1
+            bytes += 9 + key.utf8.count
         }
     }
 
@@ -111,25 +131,28 @@ package enum BinaryPropertyList {
 
         /// The recursion runs through here and the two container writers, kept apart from the
         /// scalar writer so that each level of nesting costs little stack, even in a debug build.
-        mutating func write(_ value: PropertyListValue, ref: Int) {
+        mutating func write(_ value: PropertyListValue, ref: Int, shadowed: ShadowedEntries?) {
             offsets[ref] = bytes.count
             switch value {
-            case .array(let values): writeArray(values)
-            case .dictionary(let values): writeDictionary(values)
+            case .array(let values): writeArray(values, shadowed: shadowed)
+            case .dictionary(let values): writeDictionary(values, shadowed: shadowed)
             default: writeScalar(value)
             }
         }
 
-        private mutating func writeArray(_ values: [PropertyListValue]) {
+        private mutating func writeArray(_ values: [PropertyListValue], shadowed: ShadowedEntries?) {
             appendMarker(0xA0, count: values.count)
             let first = reserveRefs(values.count)
             for index in values.indices { appendRef(first + index) }
-            for index in values.indices { write(values[index], ref: first + index) }
+            for index in values.indices {
+                write(values[index], ref: first + index, shadowed: shadowed?.child(.index(index)))
+            }
         }
 
-        /// Keys in sorted order make the bytes a function of the dictionary's contents alone.
-        private mutating func writeDictionary(_ values: [String: PropertyListValue]) {
-            let entries = values.sorted { $0.key < $1.key }
+        /// Keys in code-point order make the bytes a function of the dictionary's contents alone.
+        private mutating func writeDictionary(_ values: [String: PropertyListValue], shadowed: ShadowedEntries?) {
+            var entries = values.sorted { EquivalentKeys.precedes($0.key, $1.key) }
+            if let shadowed, !shadowed.entries.isEmpty { entries = Self.merged(entries, shadowed.entries) }
             appendMarker(0xD0, count: entries.count)
             let firstKey = reserveRefs(entries.count * 2)
             let firstValue = firstKey + entries.count
@@ -139,7 +162,18 @@ package enum BinaryPropertyList {
                 offsets[firstKey + index] = bytes.count
                 appendString(entries[index].key)
             }
-            for index in entries.indices { write(entries[index].value, ref: firstValue + index) }
+            for index in entries.indices {
+                let key = entries[index].key
+                write(entries[index].value, ref: firstValue + index, shadowed: shadowed?.child(.key(ExactKey(key))))
+            }
+        }
+
+        /// The entries with the shadowed ones among them, in the same order.
+        @inline(never)
+        private static func merged(
+            _ entries: [(key: String, value: PropertyListValue)], _ shadowed: [ShadowedEntries.Entry]
+        ) -> [(key: String, value: PropertyListValue)] {
+            (entries + shadowed.map { (key: $0.key, value: $0.value) }).sorted { EquivalentKeys.precedes($0.key, $1.key) }
         }
 
         @inline(never)
@@ -149,6 +183,8 @@ package enum BinaryPropertyList {
                 bytes.append(bool ? 0x09 : 0x08)
             case .integer(let int):
                 appendInteger(Int64(int))
+            case .unsignedInteger(let int):
+                appendUnsigned(int)
             case .real(let double):
                 bytes.append(0x23)
                 appendBigEndian(double.bitPattern, size: 8)
@@ -190,6 +226,15 @@ package enum BinaryPropertyList {
             let size = BinaryPropertyList.width(forUnsigned: UInt64(value))
             bytes.append(0x10 | UInt8(size.trailingZeroBitCount))
             appendBigEndian(UInt64(value), size: size)
+        }
+
+        /// CoreFoundation writes an unsigned value above `Int64.max` as a 16-byte integer whose high 8
+        /// bytes are zero: an 8-byte one would read back negative.
+        private mutating func appendUnsigned(_ value: UInt64) {
+            guard value > UInt64(Int64.max) else { return appendInteger(Int64(value)) }
+            bytes.append(0x14)
+            appendBigEndian(0, size: 8)
+            appendBigEndian(value, size: 8)
         }
 
         /// A count below 15 fits in the marker's low nibble; a larger one follows as an int object.
@@ -257,14 +302,30 @@ package enum BinaryPropertyList {
     /// survives, key and value together: the one whose key is in Unicode normalization form C (the
     /// precomposed spelling), or, when neither is, the one whose key comes first in code-point order
     /// (``EquivalentKeys``). The choice depends on the keys alone, not on the order a writer put them
-    /// in, so the same dictionary reads the same however it was written, binary or XML; a write back
-    /// keeps the canonical spelling. The other entry is not kept anywhere: the next write of the
-    /// domain, to any of its collections, rewrites the file without it. A key repeated with identical
-    /// code points is still rejected, since no writer that serializes a dictionary can produce one in
-    /// a binary file: it marks a damaged file.
+    /// in, so the same dictionary reads the same however it was written, binary or XML. The other
+    /// entry is not in the value: ``decodeKeepingShadowed(_:)`` returns it aside, for the storage layer
+    /// to write back. A key repeated with identical code points is still rejected, since no writer that
+    /// serializes a dictionary can produce one in a binary file: it marks a damaged file.
     package static func decode(_ bytes: UnsafeRawBufferPointer) throws(PropertyListCodingError) -> PropertyListValue {
-        var reader = try Reader(bytes)
+        var reader = try Reader(bytes, tracking: false)
         return try reader.value(ref: reader.topObject, depth: 0)
+    }
+
+    /// Decodes a `bplist00` file as ``decode(_:)-(UnsafeRawBufferPointer)`` does, and returns aside the
+    /// entries that lost to an equal key spelled otherwise (`nil` when there are none).
+    ///
+    /// The reader does not know where it is in the tree, which would cost every read; when the value
+    /// turns out to hold shadowed entries (rare: only other programs write such files), it reads the
+    /// file a second time, noting where they are.
+    package static func decodeKeepingShadowed(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(PropertyListCodingError) -> (value: PropertyListValue, shadowed: ShadowedEntries?) {
+        var reader = try Reader(bytes, tracking: false)
+        let value = try reader.value(ref: reader.topObject, depth: 0)
+        guard reader.sawShadowed else { return (value, nil) }
+        var tracker = try Reader(bytes, tracking: true)
+        let tracked = try tracker.value(ref: tracker.topObject, depth: 0)
+        return (tracked, tracker.shadowed.isEmpty ? nil : tracker.shadowed)
     }
 
     /// Decodes a `bplist00` file held in an array.
@@ -297,9 +358,17 @@ package enum BinaryPropertyList {
         /// referring to each other many times over would expand to billions of values; a tree
         /// visits at most one object per byte of the file, so a small multiple of the size is ample.
         var visitsLeft: Int
+        /// Whether the reader notes where each shadowed entry is (see ``decodeKeepingShadowed(_:)``).
+        let tracking: Bool
+        /// Whether any dictionary had an entry shadowed by an equal key spelled otherwise.
+        var sawShadowed = false
+        /// When tracking: the way from the root to the container being read, and what was found.
+        var path: [ShadowedEntries.Step] = []
+        var shadowed = ShadowedEntries()
 
-        init(_ buffer: UnsafeRawBufferPointer) throws(PropertyListCodingError) {
+        init(_ buffer: UnsafeRawBufferPointer, tracking: Bool) throws(PropertyListCodingError) {
             self.buffer = buffer
+            self.tracking = tracking
             let count = buffer.count
             guard count >= 8, zip(buffer.prefix(8), BinaryPropertyList.magic).allSatisfy({ $0 == $1 }) else {
                 throw PropertyListCodingError(reason: "missing bplist00 header")
@@ -451,7 +520,9 @@ package enum BinaryPropertyList {
             var values: [PropertyListValue] = []
             values.reserveCapacity(count)
             for index in 0 ..< count {
+                if tracking { enterStep(.index(index)) }
                 values.append(try value(ref: try self.ref(at: start + index * refSize), depth: depth + 1))
+                if tracking { leaveStep() }
             }
             onPath[ref] = false
             return .array(values)
@@ -467,11 +538,17 @@ package enum BinaryPropertyList {
             try enter(ref)
             var values: [String: PropertyListValue] = [:]
             values.reserveCapacity(count)
+            var losers: [ShadowedEntries.Entry] = []
             for index in 0 ..< count {
                 let key = try self.key(ref: try self.ref(at: start + index * refSize))
+                if tracking { enterStep(.key(ExactKey(key))) }
                 let element = try value(ref: try self.ref(at: start + (count + index) * refSize), depth: depth + 1)
-                guard Self.insert(element, forKey: key, into: &values) else { throw Self.repeatedKey(at: position) }
+                if tracking { leaveStep() }
+                guard Self.insert(element, forKey: key, into: &values, shadowed: &losers) else {
+                    throw Self.repeatedKey(at: position)
+                }
             }
+            if !losers.isEmpty { record(losers) }
             onPath[ref] = false
             return .dictionary(values)
         }
@@ -479,9 +556,22 @@ package enum BinaryPropertyList {
         /// Out of line because the inlined hashing code would otherwise sit in every recursion frame.
         @inline(never)
         private static func insert(
-            _ element: PropertyListValue, forKey key: String, into values: inout [String: PropertyListValue]
+            _ element: PropertyListValue, forKey key: String, into values: inout [String: PropertyListValue],
+            shadowed: inout [ShadowedEntries.Entry]
         ) -> Bool {
-            EquivalentKeys.insert(element, forKey: key, into: &values, identical: .reject)
+            EquivalentKeys.insert(element, forKey: key, into: &values, shadowed: &shadowed, identical: .reject)
+        }
+
+        @inline(never)
+        private mutating func enterStep(_ step: ShadowedEntries.Step) { path.append(step) }
+
+        @inline(never)
+        private mutating func leaveStep() { path.removeLast() }
+
+        @inline(never)
+        private mutating func record(_ losers: [ShadowedEntries.Entry]) {
+            sawShadowed = true
+            if tracking { shadowed.add(losers, at: path[...]) }
         }
 
         private static func repeatedKey(at position: Int) -> PropertyListCodingError {
@@ -498,7 +588,7 @@ package enum BinaryPropertyList {
                 default: throw unsupported(marker, at: position)
                 }
             case 0x1:
-                return .integer(try integer(marker: marker, at: position))
+                return try integer(marker: marker, at: position)
             case 0x2:
                 switch marker {
                 case 0x22:
@@ -545,8 +635,8 @@ package enum BinaryPropertyList {
         }
 
         /// Apple writes 1, 2 and 4-byte integers unsigned, 8-byte ones signed, and 16-byte ones for
-        /// values above `Int64.max`; a 16-byte value is accepted only when it fits `Int64`.
-        private func integer(marker: UInt8, at position: Int) throws(PropertyListCodingError) -> Int {
+        /// values above `Int64.max`; a 16-byte value is accepted when it fits `Int64` or `UInt64`.
+        private func integer(marker: UInt8, at position: Int) throws(PropertyListCodingError) -> PropertyListValue {
             let nibble = marker & 0x0F
             guard nibble <= 4 else {
                 throw PropertyListCodingError(reason: "integer at offset \(position) has an unsupported size")
@@ -558,6 +648,7 @@ package enum BinaryPropertyList {
             case 16:
                 let high = Int64(bitPattern: Self.readUnsigned(buffer, at: position + 1, size: 8))
                 let low = Self.readUnsigned(buffer, at: position + 9, size: 8)
+                if high == 0 && low >> 63 == 1 { return .unsignedInteger(low) }
                 guard (high == 0 && low >> 63 == 0) || (high == -1 && low >> 63 == 1) else {
                     throw PropertyListCodingError(reason: "integer at offset \(position) is outside the 64-bit range")
                 }
@@ -571,7 +662,7 @@ package enum BinaryPropertyList {
             guard let int = Int(exactly: value) else {
                 throw PropertyListCodingError(reason: "integer at offset \(position) does not fit Int")
             }
-            return int
+            return .integer(int)
         }
 
         @inline(never)

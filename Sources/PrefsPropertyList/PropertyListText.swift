@@ -20,7 +20,7 @@ package enum PropertyListText {
     ///
     /// OpenStep has no numbers, Booleans or dates: every scalar in it comes back as a string.
     package static func decode(_ data: Data) throws(PropertyListCodingError) -> PropertyListValue {
-        try parse(data, allowOpenStep: true, maximumDepth: PropertyListValue.maximumValueDepth)
+        try parse(data, allowOpenStep: true, maximumDepth: PropertyListValue.maximumValueDepth).value
     }
 
     /// Reads a domain file: binary, or XML after an optional UTF-8 byte-order mark and white space.
@@ -38,7 +38,21 @@ package enum PropertyListText {
         guard looksLikeXML(bytes) else {
             throw PropertyListCodingError(reason: "not a property list")
         }
-        return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth)
+        return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth).value
+    }
+
+    /// Reads a domain file as ``decodeFile(_:)`` does, and returns aside the entries that lost to an
+    /// equal key spelled otherwise (`nil` when there are none), for the storage layer to write back.
+    package static func decodeFileKeepingShadowed(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(PropertyListCodingError) -> (value: PropertyListValue, shadowed: ShadowedEntries?) {
+        if bytes.starts(with: binaryMagic) {
+            return try BinaryPropertyList.decodeKeepingShadowed(bytes)
+        }
+        guard looksLikeXML(bytes) else {
+            throw PropertyListCodingError(reason: "not a property list")
+        }
+        return try parse(Data(bytes), allowOpenStep: false, maximumDepth: PropertyListValue.maximumDepth, keepShadowed: true)
     }
 
     private static let binaryMagic: [UInt8] = Array("bplist00".utf8)
@@ -55,9 +69,13 @@ package enum PropertyListText {
     /// - Parameter maximumDepth: How deep below the root values may nest: a file's whole depth, or, for
     ///   text that becomes a value stored below a domain's root and a collection, what ``PropertyListValue/init(_:)``
     ///   accepts.
-    private static func parse(_ data: Data, allowOpenStep: Bool, maximumDepth: Int) throws(PropertyListCodingError) -> PropertyListValue {
+    ///   - keepShadowed: Whether to return the entries shadowed by equal keys (XML only: binary input
+    ///     has been handed to the binary reader by then, except in text typed by a person).
+    private static func parse(
+        _ data: Data, allowOpenStep: Bool, maximumDepth: Int, keepShadowed: Bool = false
+    ) throws(PropertyListCodingError) -> (value: PropertyListValue, shadowed: ShadowedEntries?) {
         if data.starts(with: binaryMagic) {
-            return try BinaryPropertyList.decode(data)
+            return (try BinaryPropertyList.decode(data), nil)
         }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let object: Any
@@ -73,18 +91,22 @@ package enum PropertyListText {
         guard allowOpenStep || format == .xml else {
             throw PropertyListCodingError(reason: "not a binary or XML property list")
         }
-        let converted = isXML
-            ? XMLInputRepair.value(parsedFromRepaired: object, maximumDepth: maximumDepth)
-            : PropertyListValue(parsed: object, maximumDepth: maximumDepth)
-        guard let value = converted else {
+        let converted = if !isXML {
+            PropertyListValue(parsed: object, maximumDepth: maximumDepth).map { (value: $0, shadowed: ShadowedEntries?.none) }
+        } else if keepShadowed {
+            XMLInputRepair.valueKeepingShadowed(parsedFromRepaired: object, maximumDepth: maximumDepth)
+        } else {
+            XMLInputRepair.value(parsedFromRepaired: object, maximumDepth: maximumDepth).map { (value: $0, shadowed: ShadowedEntries?.none) }
+        }
+        guard let converted else {
             throw PropertyListCodingError(reason: "property list holds a value that is not supported")
         }
-        return value
+        return converted
     }
 
     // MARK: Writing
 
-    /// Writes a value as an XML property list, with dictionary keys sorted so output is stable.
+    /// Writes a value as an XML property list, with dictionary keys in code-point order so output is stable.
     ///
     /// XML is lossier than binary, as it is for Apple's tools: a date keeps whole seconds only (years
     /// are clamped to 1...9999, the range other readers accept), a 4-byte real is written with the
@@ -121,6 +143,8 @@ package enum PropertyListText {
                 append(bool ? "<true/>\n" : "<false/>\n")
             case .integer(let int):
                 append("<integer>\(int)</integer>\n")
+            case .unsignedInteger(let int):
+                append("<integer>\(int)</integer>\n")
             case .real(let double):
                 append("<real>\(Self.text(double))</real>\n")
             case .float(let float):
@@ -144,7 +168,7 @@ package enum PropertyListText {
             case .dictionary(let values):
                 guard !values.isEmpty else { return append("<dict/>\n") }
                 append("<dict>\n")
-                for (key, element) in values.sorted(by: { $0.key < $1.key }) {
+                for (key, element) in values.sorted(by: { EquivalentKeys.precedes($0.key, $1.key) }) {
                     bytes.append(contentsOf: repeatElement(0x09, count: indent + 1))
                     append("<key>")
                     appendEscaped(key)

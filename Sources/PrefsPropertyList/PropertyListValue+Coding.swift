@@ -20,7 +20,8 @@ extension PropertyListValue {
     /// inside a key or string is ignored, a leading U+FEFF in a string or key is kept, and of two keys
     /// that Swift's `String ==` treats as equal (a precomposed `"é"` and `"e\u{301}"`, which Python
     /// and CoreFoundation keep apart) the one in normalization form C survives with its value, as in a
-    /// binary file; a later write of the value drops the other.
+    /// binary file. A value holds one entry per key, so encoding it again drops the other; a domain file
+    /// keeps both, because the storage layer keeps the other entry aside and writes it back.
     ///
     /// - Parameter data: The whole file.
     /// - Throws: ``PropertyListCodingError`` when the bytes are not a binary or XML property list,
@@ -45,7 +46,8 @@ extension PropertyListValue {
 
     /// The value as a binary property list (`bplist00`): the bytes a domain file holds.
     ///
-    /// Dictionary keys are written sorted, so equal values give identical bytes.
+    /// Dictionary keys are written sorted by code point (as Python's `plistlib` sorts them), so equal
+    /// values give identical bytes.
     /// - Throws: ``PropertyListCodingError`` when the value nests deeper than the library reads back
     ///   (values made by ``init(_:)`` or decoded by this library never do).
     public func binaryPropertyListData() throws(PropertyListCodingError) -> Data {
@@ -53,7 +55,7 @@ extension PropertyListValue {
         return Data(BinaryPropertyList.encode(self))
     }
 
-    /// The value as an XML property list (UTF-8), with dictionary keys sorted so output is stable.
+    /// The value as an XML property list (UTF-8), with dictionary keys sorted by code point so output is stable.
     ///
     /// XML is lossier than binary, as with Apple's tools: dates keep whole seconds only, and a
     /// ``float(_:)`` is written with the digits of its exact `Double` value (XML has no 4-byte real),

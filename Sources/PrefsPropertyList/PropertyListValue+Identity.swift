@@ -13,6 +13,7 @@ extension PropertyListValue {
         case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.bool(let a), .bool(let b)): return a == b
         case (.integer(let a), .integer(let b)): return a == b
+        case (.unsignedInteger(let a), .unsignedInteger(let b)): return a == b
         case (.real(let a), .real(let b)): return a.bitPattern == b.bitPattern
         case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
         case (.date(let a), .date(let b)):

@@ -3,8 +3,8 @@ import Foundation
 extension PropertyListValue {
     /// Converts a native Swift or Foundation value into a property-list value.
     ///
-    /// Accepted: `String`, `Bool`, the standard integer types (a value outside the `Int64` range is
-    /// rejected), `Double`, `Float` (kept as ``float(_:)``), `CGFloat`, `Date`, `Data`, arrays of
+    /// Accepted: `String`, `Bool`, the standard integer types (an unsigned value above `Int64.max`
+    /// becomes ``unsignedInteger(_:)``, every other one ``integer(_:)``), `Double`, `Float` (kept as ``float(_:)``), `CGFloat`, `Date`, `Data`, arrays of
     /// accepted values, and dictionaries whose keys are all strings (including `[AnyHashable: Any]`
     /// whose keys are strings), at any depth, and their Foundation counterparts (`NSString`,
     /// `NSNumber`, `NSDate`, `NSData`, `NSArray`, `NSDictionary`). An `NSNumber` keeps the kind it
@@ -61,7 +61,7 @@ extension PropertyListValue {
         case let double as Double: return .real(double)
         case let float as Float: return .float(float)
         case let real as any BinaryFloatingPoint: return .real(Double(real))  // CGFloat, Float16, Float80
-        case let int as any BinaryInteger: return Int(exactly: int).map(PropertyListValue.integer)
+        case let int as any BinaryInteger: return integer(exactly: int)
         case let dictionary as [String: Any]: return convert(dictionary, depth: depth)
         case let array as [Any]: return convert(array, depth: depth)
         default:
@@ -131,10 +131,17 @@ extension PropertyListValue {
         case CChar(UInt8(ascii: "d")): return .real(number.doubleValue)
         case CChar(UInt8(ascii: "Q")), CChar(UInt8(ascii: "L")), CChar(UInt8(ascii: "I")),
              CChar(UInt8(ascii: "S")), CChar(UInt8(ascii: "C")):
-            return Int(exactly: number.uint64Value).map(PropertyListValue.integer)
+            return integer(exactly: number.uint64Value)
         case CChar(UInt8(ascii: "B")): return .bool(number.boolValue)
         default: return .integer(number.intValue)
         }
+    }
+
+    /// An integer as ``integer(_:)`` when it fits `Int`, else as ``unsignedInteger(_:)`` when it fits
+    /// `UInt64`, else `nil` (a wider integer type's value).
+    private static func integer(exactly value: some BinaryInteger) -> PropertyListValue? {
+        if let int = Int(exactly: value) { return .integer(int) }
+        return UInt64(exactly: value).map(PropertyListValue.unsignedInteger)
     }
 
     /// The class of Foundation's two Boolean `NSNumber`s (`__NSCFBoolean` on Linux).
@@ -142,7 +149,7 @@ extension PropertyListValue {
 
     /// The value as what a caller casts with `as?`, as it would be read back on Apple platforms.
     ///
-    /// - A number (``integer(_:)``, ``real(_:)``, ``float(_:)``) is an `NSNumber`. On this platform's
+    /// - A number (``integer(_:)``, ``unsignedInteger(_:)``, ``real(_:)``, ``float(_:)``) is an `NSNumber`. On this platform's
     ///   Foundation it casts to `Int`, `Int8`, `Int16`, `Int32`, `Int64`, `UInt`, `UInt8`, `UInt16`,
     ///   `UInt32`, `UInt64`, `Float` and `Double` exactly when that type holds the value exactly;
     ///   otherwise the cast is `nil`, never a rounded or truncated number. So `300` is `as? Int16` but
@@ -163,6 +170,7 @@ extension PropertyListValue {
         case .string(let value): return value
         case .bool(let value): return value
         case .integer(let value): return NSNumber(value: value)
+        case .unsignedInteger(let value): return NSNumber(value: value)
         case .real(let value): return NSNumber(value: value)
         case .float(let value): return NSNumber(value: value)
         case .date(let value): return value

@@ -17,6 +17,7 @@ import Foundation
 /// - ``string(_:)``
 /// - ``bool(_:)``
 /// - ``integer(_:)``
+/// - ``unsignedInteger(_:)``
 /// - ``real(_:)``
 /// - ``float(_:)``
 /// - ``date(_:)``
@@ -28,6 +29,11 @@ import Foundation
 /// - ``init(_:)``
 /// - ``nativeValue``
 /// - ``dictionaryValue``
+///
+/// ### Converting Codable Values
+/// - ``init(encoding:)``
+/// - ``decode(_:)``
+/// - ``PropertyListBridge``
 ///
 /// ### Reading and Writing Property Lists
 /// - ``init(propertyListData:)``
@@ -42,6 +48,15 @@ public enum PropertyListValue: Sendable, Hashable {
     case bool(Bool)
     /// A signed integer in the full `Int64` range.
     case integer(Int)
+    /// An unsigned integer above `Int64.max` (up to `UInt64.max`), which ``integer(_:)`` cannot hold:
+    /// stored as CoreFoundation stores one, as a 16-byte integer in a binary property list (its high
+    /// 8 bytes zero), and as its decimal digits in XML.
+    ///
+    /// Every value up to `Int64.max` is an ``integer(_:)``, whatever type it was written from
+    /// (`UInt64(5)` converts to `.integer(5)`), so that one number has one representation. A
+    /// `.unsignedInteger` made by hand with a smaller value is written as that integer and reads back
+    /// as ``integer(_:)``; it is not `==` to it.
+    case unsignedInteger(UInt64)
     /// A floating-point number, stored as a 64-bit real.
     case real(Double)
     /// A single-precision number, stored as a 4-byte real in a binary property list, as CoreFoundation

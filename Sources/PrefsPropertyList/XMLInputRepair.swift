@@ -170,38 +170,89 @@ package enum XMLInputRepair {
     /// than `maximumDepth` below the root (as ``PropertyListValue/init(parsed:maximumDepth:)`` does),
     /// and for a key without a prefix, which only markup the repair did not see could produce.
     package static func value(parsedFromRepaired object: Any, maximumDepth: Int) -> PropertyListValue? {
-        convert(object, depth: 0, limit: maximumDepth)
+        var converter = Converter(limit: maximumDepth, tracking: false)
+        return converter.convert(object, depth: 0)
     }
 
-    private static func convert(_ object: Any, depth: Int, limit: Int) -> PropertyListValue? {
-        guard depth <= limit else { return nil }
-        if let dictionary = object as? [AnyHashable: Any] {
-            var entries: [(position: Int, key: String, value: PropertyListValue)] = []
-            entries.reserveCapacity(dictionary.count)
-            for (taggedKey, element) in dictionary {
-                guard let tagged = taggedKey.base as? String, let (position, key) = untagged(tagged),
-                      let value = convert(element, depth: depth + 1, limit: limit) else { return nil }
-                entries.append((position, key, value))
-            }
-            entries.sort { $0.position < $1.position }
-            var values: [String: PropertyListValue] = [:]
-            values.reserveCapacity(entries.count)
-            for entry in entries {
-                _ = EquivalentKeys.insert(entry.value, forKey: entry.key, into: &values, identical: .laterWins)
-            }
-            return .dictionary(values)
+    /// Converts as ``value(parsedFromRepaired:maximumDepth:)`` does, and returns aside the entries that
+    /// lost to an equal key spelled otherwise (`nil` when there are none), converting a second time to
+    /// note where they are only when there are some.
+    package static func valueKeepingShadowed(
+        parsedFromRepaired object: Any, maximumDepth: Int
+    ) -> (value: PropertyListValue, shadowed: ShadowedEntries?)? {
+        var converter = Converter(limit: maximumDepth, tracking: false)
+        guard let value = converter.convert(object, depth: 0) else { return nil }
+        guard converter.sawShadowed else { return (value, nil) }
+        var tracker = Converter(limit: maximumDepth, tracking: true)
+        guard let tracked = tracker.convert(object, depth: 0) else { return nil }
+        return (tracked, tracker.shadowed.isEmpty ? nil : tracker.shadowed)
+    }
+
+    private struct Converter {
+        let limit: Int
+        /// Whether the converter notes where each shadowed entry is.
+        let tracking: Bool
+        var sawShadowed = false
+        var path: [ShadowedEntries.Step] = []
+        var shadowed = ShadowedEntries()
+
+        init(limit: Int, tracking: Bool) {
+            self.limit = limit
+            self.tracking = tracking
         }
-        if let array = object as? [Any] {
-            var values: [PropertyListValue] = []
-            values.reserveCapacity(array.count)
-            for element in array {
-                guard let value = convert(element, depth: depth + 1, limit: limit) else { return nil }
-                values.append(value)
+
+        mutating func convert(_ object: Any, depth: Int) -> PropertyListValue? {
+            guard depth <= limit else { return nil }
+            if let dictionary = object as? [AnyHashable: Any] {
+                var entries: [(position: Int, key: String, value: Any)] = []
+                entries.reserveCapacity(dictionary.count)
+                for (taggedKey, element) in dictionary {
+                    guard let tagged = taggedKey.base as? String, let (position, key) = XMLInputRepair.untagged(tagged) else { return nil }
+                    entries.append((position, key, element))
+                }
+                entries.sort { $0.position < $1.position }
+                if tracking { entries = Self.lastOfEachSpelling(entries) }
+                var values: [String: PropertyListValue] = [:]
+                values.reserveCapacity(entries.count)
+                var losers: [ShadowedEntries.Entry] = []
+                for entry in entries {
+                    if tracking { path.append(.key(ExactKey(entry.key))) }
+                    guard let value = convert(entry.value, depth: depth + 1) else { return nil }
+                    if tracking { path.removeLast() }
+                    _ = EquivalentKeys.insert(value, forKey: entry.key, into: &values, shadowed: &losers, identical: .laterWins)
+                }
+                if !losers.isEmpty {
+                    sawShadowed = true
+                    if tracking { shadowed.add(losers, at: path[...]) }
+                }
+                return .dictionary(values)
             }
-            return .array(values)
+            if let array = object as? [Any] {
+                var values: [PropertyListValue] = []
+                values.reserveCapacity(array.count)
+                for (index, element) in array.enumerated() {
+                    if tracking { path.append(.index(index)) }
+                    guard let value = convert(element, depth: depth + 1) else { return nil }
+                    if tracking { path.removeLast() }
+                    values.append(value)
+                }
+                return .array(values)
+            }
+            // A scalar: never a container, so the depth given to the general conversion does not matter.
+            return PropertyListValue(object)
         }
-        // A scalar: never a container, so the depth given to the general conversion does not matter.
-        return PropertyListValue(object)
+
+        /// The entries without those a later entry of identical spelling replaces, which the insertion
+        /// would drop anyway (the later entry wins): dropped before they are converted, they leave
+        /// nothing shadowed inside them behind.
+        private static func lastOfEachSpelling(
+            _ entries: [(position: Int, key: String, value: Any)]
+        ) -> [(position: Int, key: String, value: Any)] {
+            var seen = Set<ExactKey>()
+            var kept = entries.reversed().filter { seen.insert(ExactKey($0.key)).inserted }
+            kept.reverse()
+            return kept
+        }
     }
 
     /// `"12:name"` → `(12, "name")`.

@@ -186,7 +186,7 @@ struct HarnessDefaultsInspectorTests {
         BadInput(what: "importing a file that is not a property list", arguments: ["import", "app", "NOT-A-PLIST"]),
         BadInput(what: "importing a property list whose root is not a dictionary", arguments: ["import", "app", "ARRAY-ROOT"]),
         BadInput(what: "adding to a value that is not an array", arguments: ["write", "app", "name", "-array-add", "x"]),
-        BadInput(what: "too many values", arguments: ["write", "app", "key", "one", "two"]),
+        BadInput(what: "too many values", arguments: ["write", "app", "key", "-string", "one", "two"]),
     ]
 
     @Test("Bad usage and bad input print one line on standard error, exit non-zero, and change nothing on disk", arguments: badInputs)
@@ -216,7 +216,7 @@ struct HarnessDefaultsInspectorTests {
         for arguments in [["read", "app"], ["write", "app", "name", "Bob"], ["delete", "app", "name"]] {
             let run = try sandbox.run(["defaults", "--directory", sandbox.path] + arguments)
             #expect(run.status == 1)
-            #expect(run.errorLines == ["harness defaults: Unreadable domain file \(path): not a property list"])
+            #expect(run.errorLines == ["harness defaults: Unreadable domain file \(path): not a property list; replace it with `harness defaults import DOMAIN FILE` (which moves the unreadable file aside), or see \"Repairing deliberately\" in Errors and Recovery"])
         }
         #expect(sandbox.files() == before)
     }

@@ -9,7 +9,7 @@ import TestSupport
 struct HarnessCommandLineTests {
     let sandbox = HarnessSandbox()
 
-    static let subcommands = ["tour", "settings-bridge", "bindings", "share", "defaults", "bench"]
+    static let subcommands = ["tour", "settings-bridge", "bindings", "share", "defaults", "bench", "completion"]
 
     @Test("Every subcommand answers --help with its usage on standard output, exit status 0, writing nothing", arguments: subcommands)
     func everySubcommandHasHelp(_ subcommand: String) throws {
@@ -42,6 +42,8 @@ struct HarnessCommandLineTests {
         ["share", "--role", "tablet"],
         ["share", "--timeout", "soon", "--role", "watch"],
         ["defaults", "frobnicate"],
+        ["completion", "fish"],
+        ["completion"],
     ])
     func badUsageIsOneLine(_ arguments: [String]) throws {
         let run = try sandbox.run(arguments)

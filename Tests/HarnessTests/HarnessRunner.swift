@@ -31,12 +31,15 @@ final class HarnessSandbox: @unchecked Sendable {
     var path: String { directory.path }
 
     var environment: [String: String] {
-        ["TMPDIR": temporary.path, "RVS_PREFS_DIRECTORY": fallback.path, "XDG_CONFIG_HOME": fallback.path, "HOME": fallback.path]
+        // The administrator's layers too, so that no run reads the machine's /etc.
+        ["TMPDIR": temporary.path, "RVS_PREFS_DIRECTORY": fallback.path, "XDG_CONFIG_HOME": fallback.path, "HOME": fallback.path,
+         "XDG_CONFIG_DIRS": fallback.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY": fallback.appending("managed")]
     }
 
-    /// Runs `harness ARGUMENTS`, with `input` on standard input (then closed), to the end.
-    func run(_ arguments: [String], input: String = "") throws -> HarnessRun {
-        let child = try ChildProcess("harness", arguments, environment: environment)
+    /// Runs `harness ARGUMENTS`, with `input` on standard input (then closed), to the end; `extra` is
+    /// added to the sandbox's environment.
+    func run(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws -> HarnessRun {
+        let child = try ChildProcess("harness", arguments, environment: environment.merging(extra) { _, new in new })
         child.sendBytes(Array(input.utf8))
         child.closeInput()
         let output = String(decoding: child.readAllOutputBytes(), as: UTF8.self)

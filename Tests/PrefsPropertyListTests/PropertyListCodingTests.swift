@@ -488,10 +488,14 @@ struct PropertyListTextTests {
         ]))
     }
 
-    @Test("An XML integer beyond the 64-bit range is rejected")
-    func xmlOversizedInteger() {
+    @Test("An XML integer beyond the 64-bit range is rejected; UInt64.max is not beyond it")
+    func xmlOversizedInteger() throws {
+        for digits in ["18446744073709551616", "-9223372036854775809"] {
+            let xml = "<plist version=\"1.0\"><integer>\(digits)</integer></plist>"
+            #expect(throws: PropertyListCodingError.self, "\(digits)") { try PropertyListText.decode(Data(xml.utf8)) }
+        }
         let xml = "<plist version=\"1.0\"><integer>18446744073709551615</integer></plist>"
-        #expect(throws: PropertyListCodingError.self) { try PropertyListText.decode(Data(xml.utf8)) }
+        #expect(try PropertyListText.decode(Data(xml.utf8)) == .unsignedInteger(.max))
     }
 
     @Test("XML export round-trips through the XML reader, dates to the whole second")
@@ -555,7 +559,7 @@ struct PropertyListNativeConversionTests {
         #expect(PropertyListValue([1: "one"] as [Int: String]) == nil)
         #expect(PropertyListValue([1, nil, 3] as [Int?]) == nil)
         #expect(PropertyListValue(Optional<Int>.none as Any) == nil)
-        #expect(PropertyListValue(UInt64.max) == nil)
+        #expect(PropertyListValue(Int128(UInt64.max) + 1) == nil)
         #expect(PropertyListValue([AnyHashable(1): "one"] as [AnyHashable: Any]) == nil)
     }
 
@@ -565,7 +569,7 @@ struct PropertyListNativeConversionTests {
         #expect(PropertyListValue(NSNumber(value: false)) == .bool(false))
         #expect(PropertyListValue(NSNumber(value: 1)) == .integer(1))
         #expect(PropertyListValue(NSNumber(value: 1.5)) == .real(1.5))
-        #expect(PropertyListValue(NSNumber(value: UInt64.max)) == nil)
+        #expect(PropertyListValue(NSNumber(value: UInt64.max)) == .unsignedInteger(.max))
     }
 
     @Test("String-keyed [AnyHashable: Any] and Foundation collections are accepted")

@@ -27,6 +27,7 @@ private enum FuzzCorpus {
         "plistlib-utf16-keys.bplist", "plistlib-wide-refs.bplist", "xml-bom-leading-space.xml", "xml-no-prolog.xml",
         "limit-depth-512.bplist", "xml-limit-depth-512.xml", "plistlib-equivalent-keys.bplist",
         "plistlib-equivalent-keys.xml", "plistlib-leading-feff.xml", "xml-comments-in-text.xml",
+        "plistlib-int128.bplist", "plistlib-equivalent-keys-deep.bplist", "plistlib-equivalent-keys-deep.xml",
     ]
 
     /// Seeds that must be reported unreadable: everything damaged or hostile whose handling is this library's own
@@ -37,7 +38,7 @@ private enum FuzzCorpus {
             "cycle-", "huge-", "trailer-", "truncated-", "deep-", "negative-count", "offset-into-table", "ref-past-end",
             "dict-key-not-string", "dict-repeated-key", "ascii-string-high-byte", "int128-out-of-range",
             "unsupported-markers", "shared-exponential", "empty-file", "header-only", "bplist01", "garbage", "nul-bytes",
-            "openstep-text", "xml-lone-lt", "xml-deep-", "xml-root-scalar", "plistlib-root-array", "plistlib-int128",
+            "openstep-text", "xml-lone-lt", "xml-deep-", "xml-root-scalar", "plistlib-root-array",
             "ours-root-", "real4-and-date", "limit-depth-513", "xml-limit-depth-513",
         ]
         return prefixes.contains { name.hasPrefix($0) }

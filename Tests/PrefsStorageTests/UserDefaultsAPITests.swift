@@ -76,8 +76,8 @@ struct UserDefaultsAPITests {
     @Test("register(defaults:) with a value that is not a property-list value registers nothing and names the keys in lastError")
     func registerDefaultsRefusesNonPropertyListValues() {
         let suite = inMemorySuite()
-        suite.register(defaults: ["fine": 1, "null": NSNull(), "url": URL(fileURLWithPath: "/tmp"), "nested": ["s": NotAPropertyList()]])
-        #expect(outcome(suite.lastError) == "valuesNotPlistCompatible([\"nested\", \"null\", \"url\"])")
+        suite.register(defaults: ["fine": 1, "null": NSNull(), "uuid": UUID(), "nested": ["s": NotAPropertyList()]])
+        #expect(outcome(suite.lastError) == "valuesNotPlistCompatible([\"nested\", \"null\", \"uuid\"])")
         #expect(suite.registrationDomain.isEmpty)
         #expect(suite.object(forKey: "fine") == nil)
         #expect(suite.lastError == nil, "a successful read clears lastError")
@@ -276,14 +276,39 @@ struct UserDefaultsAPITests {
         #expect(try fixture.stored()["string"] == nil)
     }
 
-    @Test("set(_:forKey:) refuses NSNull, URL, UUID, structs and non-string-keyed dictionaries without a crash, writing nothing")
+    @Test("set(_:forKey:) stores UInt64.max as CoreFoundation does, a 16-byte integer; it reads back whole and Python reads it")
+    func setStoresUnsignedAboveInt64() throws {
+        let fixture = try FileSuiteFixture()
+        let suite = fixture.suite
+        suite.set(NSNumber(value: UInt64.max), forKey: "number")
+        #expect(suite.lastError == nil)
+        suite.set(UInt64(Int64.max) + 1, forKey: "swift")
+        #expect(suite.lastError == nil)
+        #expect(try fixture.stored()["number"] == .unsignedInteger(.max))
+        #expect(suite.object(forKey: "number") as? UInt64 == .max)
+        #expect((suite.object(forKey: "number") as? NSNumber)?.uint64Value == .max)
+        #expect(suite.object(forKey: "swift") as? UInt64 == UInt64(Int64.max) + 1)
+        #expect(suite.string(forKey: "number") == "18446744073709551615")
+        #expect(suite.integer(forKey: "number") == .max)
+        #expect(suite.double(forKey: "number") == 18_446_744_073_709_551_615.0)
+        let bytes = try #require(fileBytes(fixture.domain.path))
+        #expect(bytes.indices.contains { bytes[$0...].starts(with: [0x14] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 8)) })
+        let seen = try python("""
+            import plistlib
+            d = plistlib.load(open('\(fixture.domain.path)', 'rb'))
+            print(d['number'], d['swift'])
+            """)
+        #expect(String(decoding: seen, as: UTF8.self) == "18446744073709551615 9223372036854775808\n")
+    }
+
+    @Test("set(_:forKey:) refuses NSNull, UUID, structs, URLs nested in containers and non-string-keyed dictionaries without a crash, writing nothing")
     func setRefusesNonPropertyListValues() throws {
         let fixture = try FileSuiteFixture()
         let suite = fixture.suite
         suite.set("kept", forKey: "k")
         let before = fileBytes(fixture.domain.path)
         let refused: [(String, Any)] = [
-            ("NSNull", NSNull()), ("URL", URL(fileURLWithPath: "/tmp")), ("UUID", UUID()), ("struct", NotAPropertyList()),
+            ("NSNull", NSNull()), ("URL inside an array", [URL(fileURLWithPath: "/tmp")]), ("UUID", UUID()), ("struct", NotAPropertyList()),
             ("integer keys", [1: "a"]), ("NSNull inside an array", ["a", NSNull()]),
             ("nil inside a dictionary", ["a": Optional<Int>.none as Any]),
         ]
@@ -431,8 +456,8 @@ struct UserDefaultsAPITests {
         #expect(suite.lastError == nil)
         #expect(try fixture.stored() == ["new": .integer(1)])
         let before = fileBytes(fixture.domain.path)
-        suite.setPersistentDomain(["fine": 1, "null": NSNull(), "url": URL(fileURLWithPath: "/")], forName: "app")
-        #expect(outcome(suite.lastError) == "valuesNotPlistCompatible([\"null\", \"url\"])")
+        suite.setPersistentDomain(["fine": 1, "null": NSNull(), "uuid": UUID()], forName: "app")
+        #expect(outcome(suite.lastError) == "valuesNotPlistCompatible([\"null\", \"uuid\"])")
         #expect(fileBytes(fixture.domain.path) == before)
     }
 

@@ -128,7 +128,7 @@ struct UserDefaultsCompatibilityTests {
     func refusedValueIsObservable() throws {
         let prefs = try filePrefs()
         prefs.appearance = "dark"
-        for value: Any in [NSNull(), URL(fileURLWithPath: "/tmp"), ["appearance": NSNull()]] {
+        for value: Any in [NSNull(), UUID(), ["appearance": NSNull()]] {
             prefs.userDefaults?.set(value, forKey: prefs.key)
             if case .valuesNotPlistCompatible(let names)? = prefs.userDefaults?.lastError {
                 #expect(names == [prefs.key])

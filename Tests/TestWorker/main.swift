@@ -64,8 +64,17 @@
 //       COUNT start/stop cycles of a watch on the domain file, alternating a watch on a directory that
 //       exists and one that does not; prints "cycles=COUNT fds_before=… threads_before=… fds_during=…
 //       threads_during=… fds_after=… threads_after=…" (entries of /proc/self/fd and /proc/self/task).
+//   TestWorker watch-many DIR DOMAIN STORAGE_KEY COUNT
+//       COUNT instances watch the collection, each with an observer of `\.values`; prints "ready", waits
+//       until every observer has heard one change made elsewhere (by the parent), then prints
+//       "told=COUNT threads_before=… threads_peak=… threads_after=…" (entries of /proc/self/task before the
+//       change, the most seen while it was delivered, and after).
+//   TestWorker migrate DIR DOMAIN STORAGE_KEY
+//       Prints "ready", waits for "go", then opens a collection of schema version 2 (see VersionedCollection.swift)
+//       and prints "migrated" or "current", then "volume=… migrations=…".
 import Foundation
 import RVS_PersistentPrefs
+import Synchronization
 import PrefsPropertyList
 #if DEBUG
 @testable import PrefsStorage  // The watch engine's mutex, for `overflow-read`.
@@ -310,12 +319,19 @@ case "overflow-read":
     guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
     overflowRead(floodArguments: ["flood"] + arguments[2...6])
 
+case "migrate":
+    runVersionedWorker(storageKey: storageKey)
+
 case "serve-links":
     serveLinks()
 
 case "watch-cycles":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-cycles needs COUNT") }
     watchCycles(count)
+
+case "watch-many":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("watch-many needs COUNT") }
+    watchMany(count)
 
 default:
     fail("unknown command \(command)")
@@ -419,7 +435,7 @@ func soak(seconds: Double, worker: Int, workers: Int) {
 }
 
 /// The number of entries of a /proc directory of this process.
-func entries(_ path: String) -> Int {
+@Sendable func entries(_ path: String) -> Int {
     ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).count
 }
 
@@ -479,6 +495,37 @@ func watchCycles(_ count: Int) {
     }
     say("cycles=\(count) fds_before=\(fdsBefore) threads_before=\(threadsBefore) fds_during=\(during.0) "
         + "threads_during=\(during.1) fds_after=\(entries("/proc/self/fd")) threads_after=\(threadsAfter)")
+}
+
+/// `watch-many`: COUNT watching instances hear one change made elsewhere.
+func watchMany(_ count: Int) {
+    OpenPreferences.allowed = ["count"]
+    let told = DispatchSemaphore(value: 0)
+    var instances: [OpenPreferences] = []
+    var tokens: [PrefsObservation] = []
+    for _ in 0..<count {
+        let prefs = OpenPreferences(key: storageKey)
+        prefs.watchesExternalChanges = true
+        tokens.append(prefs.observe(\.values) { _, _ in told.signal() })
+        instances.append(prefs)
+    }
+    let before = entries("/proc/self/task")
+    let peak = Mutex(before)
+    let sampling = Atomic(true)
+    let sampler = Thread {
+        while sampling.load(ordering: .relaxed) {
+            let now = entries("/proc/self/task")
+            peak.withLock { $0 = max($0, now) }
+            usleep(200)
+        }
+    }
+    sampler.start()
+    say("ready")
+    for _ in 0..<count { told.wait() }
+    sampling.store(false, ordering: .relaxed)
+    let after = entries("/proc/self/task")
+    say("told=\(count) threads_before=\(before) threads_peak=\(max(peak.withLock { $0 }, after)) threads_after=\(after)")
+    withExtendedLifetime((instances, tokens)) {}
 }
 
 func serveLinks() {

@@ -21,6 +21,8 @@ struct UserDefaultsState {
     var lastError: PrefsError?
     /// Named domains of a suite whose persistent domain is not a file: they live as long as the suite.
     var inMemoryDomains: [String: InMemoryDomainStorage] = [:]
+    /// The volatile domains set with `setVolatileDomain(_:forName:)`, by name.
+    var volatileDomains: [String: [String: PropertyListValue]] = [:]
 }
 
 extension DefaultsSuite {
@@ -74,9 +76,17 @@ extension DefaultsSuite {
         return converted
     }
 
+    /// A value given to the `UserDefaults` API as a property-list value; a `URL` (or `NSURL`) is stored as
+    /// swift-corelibs-foundation stores it, a file URL as its path and any other as its absolute string.
     private static func propertyListValue(_ value: Any) -> PropertyListValue? {
         if let plist = value as? PropertyListValue { return plist }
+        if let url = value as? URL { return storedForm(of: url) }
+        if let url = value as? NSURL, let swiftURL = url.absoluteURL { return storedForm(of: swiftURL) }
         return PropertyListValue(value)
+    }
+
+    private static func storedForm(of url: URL) -> PropertyListValue {
+        .string(url.isFileURL ? url.path : url.absoluteString)
     }
 
     // MARK: Registering defaults
@@ -128,6 +138,7 @@ extension DefaultsSuite {
         switch value {
         case .string(let string): return string
         case .integer(let integer): return String(integer)
+        case .unsignedInteger(let integer): return String(integer)
         case .real(let real): return String(real)
         case .float(let float): return NSNumber(value: float).stringValue
         case .bool(let bool): return bool ? "1" : "0"
@@ -172,7 +183,8 @@ extension DefaultsSuite {
     /// The integer value of `defaultName`, converted as `UserDefaults.integer(forKey:)` converts it;
     /// `0` when absent or not convertible.
     ///
-    /// A real number is truncated toward zero (saturating at `Int.min`/`Int.max`; `0` for NaN), a
+    /// A real number is truncated toward zero (saturating at `Int.min`/`Int.max`; `0` for NaN), an
+    /// unsigned integer above `Int.max` gives `Int.max` (read it with `object(forKey:) as? UInt64`), a
     /// Boolean is `1` or `0`, and a string gives the integer it begins with, after leading white space
     /// (`"3"` and `" 42 apples"` give 3 and 42, `"3.7"` gives 3, `"YES"` gives 0), as
     /// `NSString.integerValue` reads it.
@@ -180,6 +192,7 @@ extension DefaultsSuite {
         guard let value = storedValue(forKey: defaultName) else { return 0 }
         switch value {
         case .integer(let integer): return integer
+        case .unsignedInteger: return .max
         case .real(let real): return Self.truncated(real)
         case .bool(let bool): return bool ? 1 : 0
         case .float(let float): return Self.truncated(Double(float))
@@ -199,6 +212,7 @@ extension DefaultsSuite {
         switch value {
         case .real(let real): return real
         case .integer(let integer): return Double(integer)
+        case .unsignedInteger(let integer): return Double(integer)
         case .bool(let bool): return bool ? 1 : 0
         case .float(let float): return Double(float)
         case .string(let string): return NSString(string: string).doubleValue
@@ -224,6 +238,7 @@ extension DefaultsSuite {
         switch value {
         case .bool(let bool): return bool
         case .integer(let integer): return integer != 0
+        case .unsignedInteger: return true
         case .real(let real): return real != 0
         case .float(let float): return float != 0
         case .string(let string): return NSString(string: string).boolValue
@@ -231,16 +246,17 @@ extension DefaultsSuite {
         }
     }
 
-    /// The file URL of the path stored as a string under `defaultName`, with a leading `~` expanded
-    /// to the home directory, as `UserDefaults.url(forKey:)` reads a string; `nil` for any other
-    /// value, or none.
+    /// The URL stored under `defaultName`, read as swift-corelibs-foundation reads it; `nil` for a value
+    /// that is not a string, or none.
     ///
-    /// A relative path is taken relative to the current directory. Unlike Apple platforms, data is
-    /// never read as an archived `URL`: `set(_:forKey:)` does not store a `URL` (store its `path` or
-    /// `absoluteString` instead).
+    /// A string with a URL scheme (`https://example.com/`, `file:///tmp/x`) is that URL. Any other string
+    /// is a path, with a leading `~` expanded to the home directory, and gives a file URL (a relative path
+    /// is taken relative to the current directory). ``set(_:forKey:)-(URL?,_)`` stores a URL in these
+    /// forms. Unlike Apple platforms, data is never read as an archived `URL`.
     public func url(forKey defaultName: String) -> URL? {
-        guard case .string(let path)? = storedValue(forKey: defaultName) else { return nil }
-        return URL(fileURLWithPath: NSString(string: path).expandingTildeInPath)
+        guard case .string(let text)? = storedValue(forKey: defaultName) else { return nil }
+        if !text.hasPrefix("/"), !text.hasPrefix("~"), let url = URL(string: text), url.scheme != nil { return url }
+        return URL(fileURLWithPath: NSString(string: text).expandingTildeInPath)
     }
 
     /// Every key visible through the search list with the value ``object(forKey:)`` returns for it,
@@ -284,6 +300,18 @@ extension DefaultsSuite {
         }
     }
 
+    /// Stores `url` under `defaultName` as swift-corelibs-foundation stores it, as
+    /// `UserDefaults.set(_:forKey:)` with a URL does: a file URL as its path, any other URL as its
+    /// absolute string, so that any tool reads it; `nil` removes the key. ``url(forKey:)`` reads it back.
+    ///
+    /// ```swift
+    /// suite.set(URL(fileURLWithPath: "/var/log/app.log"), forKey: "logFile")   // stored as "/var/log/app.log"
+    /// suite.url(forKey: "logFile")   // file:///var/log/app.log
+    /// ```
+    public func set(_ url: URL?, forKey defaultName: String) {
+        set(url.map(Self.storedForm(of:)) as Any?, forKey: defaultName)
+    }
+
     /// Removes `defaultName` from the persistent domain, as `UserDefaults.removeObject(forKey:)` does;
     /// another domain of the search list may then supply a value for it again.
     ///
@@ -295,7 +323,7 @@ extension DefaultsSuite {
     /// Removes `key`, but first looks without the domain's lock when the domain may not exist yet:
     /// taking the lock would create its directory and lock file only to remove nothing.
     private func removeStoredValue(forKey key: String) throws(PrefsError) {
-        if !persistentDomain.isKnownToExist, try persistentDomain.snapshot().contents[key] == nil { return }
+        if !persistentDomain.isKnownToExist, try persistentDomain.snapshot().contents[key] == nil { return postDidChange() }
         try removeValue(forKey: key)
     }
 
@@ -375,8 +403,10 @@ extension DefaultsSuite {
         call(failure: ()) { () throws(PrefsError) in
             let contents = try Self.propertyListValues(domain)
             let storage = try writableDomain(domainName)
-            if contents.isEmpty, Self.isKnownToBeMissing(storage) { return }
-            try storage.modify(repairing: .moveUnreadableAside) { $0 = contents }
+            if !(contents.isEmpty && Self.isKnownToBeMissing(storage)) {
+                try storage.modify(repairing: .moveUnreadableAside) { $0 = contents }
+            }
+            postDidChange()
         }
     }
 
@@ -390,8 +420,10 @@ extension DefaultsSuite {
     public func removePersistentDomain(forName domainName: String) {
         call(failure: ()) { () throws(PrefsError) in
             let storage = try writableDomain(domainName)
-            if Self.isKnownToBeMissing(storage) { return }
-            try storage.modify(repairing: .moveUnreadableAside) { $0 = [:] }
+            if !Self.isKnownToBeMissing(storage) {
+                try storage.modify(repairing: .moveUnreadableAside) { $0 = [:] }
+            }
+            postDidChange()
         }
     }
 
@@ -402,13 +434,67 @@ extension DefaultsSuite {
         !domain.isKnownToExist && (try? domain.snapshot())?.exists == false
     }
 
-    /// The argument domain (`NSArgumentDomain`) or the registration domain (`NSRegistrationDomain`)
-    /// as native values, as `UserDefaults.volatileDomain(forName:)`; `[:]` for any other name.
+    /// The names of the two volatile domains every suite has, which `setVolatileDomain(_:forName:)`
+    /// cannot replace.
+    private static let argumentDomainName = "NSArgumentDomain"
+    private static let registrationDomainName = "NSRegistrationDomain"
+
+    /// The contents of the volatile domain named `domainName`, as `UserDefaults.volatileDomain(forName:)`:
+    /// the argument domain (`NSArgumentDomain`), the registration domain (`NSRegistrationDomain`), or a
+    /// domain set with ``setVolatileDomain(_:forName:)``; `[:]` for any other name.
     public func volatileDomain(forName domainName: String) -> [String: Any] {
         switch domainName {
-        case "NSArgumentDomain": return argumentDomain.nativeValues
-        case "NSRegistrationDomain": return registrationDomain.nativeValues
-        default: return [:]
+        case Self.argumentDomainName: return argumentDomain.nativeValues
+        case Self.registrationDomainName: return registrationDomain.nativeValues
+        default: return userDefaultsState.withLock { $0.volatileDomains[domainName] }?.nativeValues ?? [:]
         }
+    }
+
+    /// The names of the volatile domains: the argument and registration domains, and those set with
+    /// ``setVolatileDomain(_:forName:)``, as `UserDefaults.volatileDomainNames`.
+    public var volatileDomainNames: [String] {
+        [Self.registrationDomainName, Self.argumentDomainName] + userDefaultsState.withLock { $0.volatileDomains.keys.sorted() }
+    }
+
+    /// Keeps `domain` in memory under `domainName`, for as long as the suite lives, as
+    /// `UserDefaults.setVolatileDomain(_:forName:)`; a domain of that name set before is replaced.
+    ///
+    /// A volatile domain is not part of the search list: reads of the suite do not consult it, as on
+    /// Apple platforms, and it is never written to disk. Each suite has its own. Every value must be a
+    /// property-list value, else nothing is kept and ``lastError`` is
+    /// ``RVS_PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the keys. The
+    /// argument and registration domains cannot be replaced this way (use ``register(defaults:)``):
+    /// naming them fails with ``RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)``.
+    public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
+        call(failure: ()) { () throws(PrefsError) in
+            try Self.refuseBuiltInVolatileDomain(domainName)
+            let contents = try Self.propertyListValues(domain)
+            userDefaultsState.withLock { $0.volatileDomains[domainName] = contents }
+        }
+    }
+
+    /// Forgets the volatile domain named `domainName`, as `UserDefaults.removeVolatileDomain(forName:)`;
+    /// nothing happens when there is none. The argument and registration domains cannot be removed.
+    public func removeVolatileDomain(forName domainName: String) {
+        call(failure: ()) { () throws(PrefsError) in
+            try Self.refuseBuiltInVolatileDomain(domainName)
+            _ = userDefaultsState.withLock { $0.volatileDomains.removeValue(forKey: domainName) }
+        }
+    }
+
+    private static func refuseBuiltInVolatileDomain(_ name: String) throws(PrefsError) {
+        if name == argumentDomainName || name == registrationDomainName {
+            throw .userDefaultsUnavailable(reason: "the volatile domain '\(name)' belongs to the suite and cannot be set or removed by name")
+        }
+    }
+
+    // MARK: Change notification
+
+    /// Posts `UserDefaults.didChangeNotification` on `NotificationCenter.default`, with this suite as its
+    /// object: after each successful change made through the suite (its `UserDefaults` API, its throwing
+    /// writes, and so every write of an ``RVS_PersistentPrefs`` instance using it), and when a watching
+    /// instance hears of a change made elsewhere.
+    package func postDidChange() {
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
 }

@@ -13,11 +13,14 @@ package enum DomainLimits {
     ///   built directly as ``PropertyListValue``, nest deeper than a property list may (checked first:
     ///   encoding far deeper values would overflow the stack); ``PrefsError/domainTooLarge(path:size:limit:)``
     ///   when the domain would exceed `limit`, which would make every collection of the domain unreadable.
+    /// - Parameter shadowed: Entries read from the domain that `contents` cannot hold (keys equal to
+    ///   others under `String ==`), written back beside them as ``ShadowedEntries/retained(in:)`` of
+    ///   `contents` says: the caller passes that, and keeps it with what it wrote.
     package static func encoded(_ contents: [String: PropertyListValue], location: String,
-                                limit: Int = maximumSize) throws(PrefsError) -> [UInt8] {
+                                limit: Int = maximumSize, shadowed: ShadowedEntries? = nil) throws(PrefsError) -> [UInt8] {
         let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
         if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
-        let bytes = BinaryPropertyList.encode(.dictionary(contents))
+        let bytes = BinaryPropertyList.encode(.dictionary(contents), shadowed: shadowed)
         guard bytes.count <= limit else {
             throw .domainTooLarge(path: location, size: bytes.count, limit: limit)
         }

@@ -24,6 +24,19 @@ public final class DomainSnapshot: Sendable {
     public init(contents: [String: PropertyListValue], exists: Bool) {
         self.contents = contents
         self.exists = exists
+        self.shadowed = nil
+    }
+
+    /// Entries of the file that `contents` cannot hold, for the next write to keep: those whose key
+    /// another key of the same dictionary equals under `String ==` (see ``ShadowedEntries``). `nil`
+    /// for every domain but a file written by another program with such keys.
+    package let shadowed: ShadowedEntries?
+
+    /// A snapshot of a domain file, with the entries its contents shadow.
+    package init(contents: [String: PropertyListValue], shadowed: ShadowedEntries?) {
+        self.contents = contents
+        self.exists = true
+        self.shadowed = shadowed
     }
 
     /// The empty snapshot of a domain that does not exist: what ``DomainStorage/snapshot()`` of a

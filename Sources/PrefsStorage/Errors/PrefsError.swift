@@ -39,6 +39,7 @@ import PrefsPropertyList
 /// ### Failed Writes
 /// - ``writeFailed(path:step:errno:)``
 /// - ``domainTooLarge(path:size:limit:)``
+/// - ``collectionFromNewerVersion(stored:supported:)``
 /// - ``Step``
 ///
 /// ### Settings an Administrator Keeps
@@ -108,7 +109,7 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// that collection: collections of other storage keys stay in the moved-aside file.
     case domainUnreadable(path: String, reason: String)
 
-    /// A system call failed while reading the domain file at `path`: `operation` names it (`stat`,
+    /// A system call failed while reading the domain file at `path`: `step` names it (`stat`,
     /// `open`, `read`, …) and `errno` says why, for example ``PrefsErrno/permissionDenied``.
     ///
     /// Nothing was written, and a deliberate replacement does not override this error: fix the
@@ -137,6 +138,12 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// Nothing was changed by the failed operation; the next one tries again, so the domain recovers by
     /// itself when the server does.
     case storageUnreachable(location: String, reason: String)
+
+    /// A write was refused because the collection was stored by a newer version of the app: its schema
+    /// version, `stored`, is above `supported`, the ``RVS_PersistentPrefs/schemaVersion`` of this
+    /// instance's class. The collection is read as it is; no write of this version changes it, so that
+    /// an older app never overwrites what it does not understand (see <doc:SchemaEvolution>).
+    case collectionFromNewerVersion(stored: Int, supported: Int)
 
     /// A write was refused because it would set or remove `entries`, which an administrator forces in
     /// the managed domain file at `path` (see <doc:Administration>). Refused as a whole, even when it
@@ -189,6 +196,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
         case .storageUnreachable(let location, let reason):
             return "Could not reach \(location): \(reason)"
+        case .collectionFromNewerVersion(let stored, let supported):
+            return "Rejected write: the collection was stored by schema version \(stored), newer than the \(supported) this app supports; it is read as it is and never written over by this version"
         case .forcedByAdministrator(let entries, let path):
             return "Rejected write: \(entries.joined(separator: ", ")) \(entries.count == 1 ? "is" : "are") forced by the administrator in \(path); nothing was written"
         case .administratorFileIgnored(let path, let reason):

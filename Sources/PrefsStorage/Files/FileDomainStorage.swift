@@ -227,16 +227,16 @@ public final class FileDomainStorage: DomainStorage {
         #if DEBUG
         parses.withLock { $0[path, default: 0] += 1 }
         #endif
-        let root: PropertyListValue
+        let root: (value: PropertyListValue, shadowed: ShadowedEntries?)
         do {
-            root = try bytes.withUnsafeBytes { try PropertyListText.decodeFile($0) }
+            root = try bytes.withUnsafeBytes { try PropertyListText.decodeFileKeepingShadowed($0) }
         } catch {
             throw .domainUnreadable(path: path, reason: "\(error)")
         }
-        guard case .dictionary(let contents) = root else {
+        guard case .dictionary(let contents) = root.value else {
             throw .domainUnreadable(path: path, reason: "the root is not a dictionary")
         }
-        return DomainSnapshot(contents: contents)
+        return DomainSnapshot(contents: contents, shadowed: root.shadowed)
     }
 
     // MARK: Writing
@@ -285,7 +285,9 @@ public final class FileDomainStorage: DomainStorage {
             // Unchanged only when identical: `==` alone would also skip a change it cannot see
             // (-0.0 for 0.0, another Unicode normalization of an equal string).
             if !moveAside, current.exists, PropertyListValue.dictionary(contents, isIdenticalTo: current.contents) { return current }
-            let bytes = try DomainLimits.encoded(contents, location: path)
+            // Entries of another program's file that `contents` cannot hold are written back as they were.
+            let shadowed = current.shadowed?.retained(in: .dictionary(contents))
+            let bytes = try DomainLimits.encoded(contents, location: path, shadowed: shadowed)
             let aside = moveAside ? try keepUnreadableFileAside() : nil
             do throws(PrefsError) {
                 try replaceFile(with: bytes)
@@ -297,7 +299,7 @@ public final class FileDomainStorage: DomainStorage {
                 }
                 throw error
             }
-            let written = DomainSnapshot(contents: contents)
+            let written = DomainSnapshot(contents: contents, shadowed: shadowed)
             // The new file is recent, so the next load re-reads it anyway: keep its bytes and contents
             // (then not parsed again) without spending a `stat` on its identity now.
             cached = CachedDomain(unverifiedBytes: bytes, result: .success(written))

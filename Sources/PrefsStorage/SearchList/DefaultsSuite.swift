@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 ///
 /// A suite may be used from any thread. Its own API works on ``PropertyListValue`` values and throws;
-/// it also speaks the `UserDefaults` API (``object(forKey:)``, ``set(_:forKey:)``, …; see
+/// it also speaks the `UserDefaults` API (``object(forKey:)``, ``set(_:forKey:)-(Any?,_)``, …; see
 /// <doc:UserDefaultsAPI>), which takes and returns native values and reports failures in
 /// ``lastError``. It validates no entry names: that is the job of ``RVS_PersistentPrefs``, whose
 /// ``RVS_PersistentPrefs/userDefaults`` is the suite an instance uses.
@@ -52,7 +52,8 @@ import Synchronization
 /// - ``lastError``
 /// - ``register(defaults:)``
 /// - ``object(forKey:)``
-/// - ``set(_:forKey:)``
+/// - ``set(_:forKey:)-(Any?,_)``
+/// - ``set(_:forKey:)-(URL?,_)``
 /// - ``removeObject(forKey:)``
 /// - ``dictionaryRepresentation()``
 /// - ``synchronize()``
@@ -75,6 +76,14 @@ import Synchronization
 /// - ``removePersistentDomain(forName:)``
 /// - ``persistentDomainName``
 /// - ``volatileDomain(forName:)``
+/// - ``volatileDomainNames``
+/// - ``setVolatileDomain(_:forName:)``
+/// - ``removeVolatileDomain(forName:)``
+///
+/// ### Change Notification
+/// `UserDefaults.didChangeNotification` is posted on `NotificationCenter.default`, with the suite as its
+/// object, after each successful change made through the suite or an ``RVS_PersistentPrefs`` instance
+/// using it, and when a watching instance hears of a change made elsewhere.
 ///
 /// ### Settings an Administrator Forces
 /// - ``objectIsForced(forKey:)``
@@ -397,6 +406,54 @@ public final class DefaultsSuite: Sendable {
         return (nil, entries)
     }
 
+    /// Where the value of `key` comes from, for a tool that shows it (`harness defaults read --sources`):
+    /// for a dictionary, each entry with the domain that supplies it; for another value, the domain that
+    /// supplies it whole. Managed and system files that cannot be used supply nothing.
+    package func origins(ofKey key: String) throws(PrefsError)
+        -> (whole: (value: PropertyListValue, role: SearchDomain, location: String)?,
+            entries: [String: (value: PropertyListValue, role: SearchDomain, location: String)]) {
+        var entries: [String: (value: PropertyListValue, role: SearchDomain, location: String)] = [:]
+        var wholeFound = false
+        var problems: [PrefsError] = []
+        for source in sources {
+            let snapshot: DomainSnapshot
+            if source.role.combination == .wholeValue {
+                guard !wholeFound else { continue }
+                snapshot = try source.storage.snapshot()
+            } else {
+                guard let usable = Self.administratorSnapshot(source, problems: &problems) else { continue }
+                snapshot = usable
+            }
+            guard let value = snapshot.contents[key] else { continue }
+            guard case .dictionary(let supplied) = value else {
+                // A value that is not a dictionary is whole: a forced one wins, another only where nothing
+                // above supplied anything.
+                if source.role.combination == .wholeValue { wholeFound = true }
+                if entries.isEmpty && source.role.combination != .defaultEntries {
+                    return ((value, source.role, source.storage.location), [:])
+                }
+                continue
+            }
+            if source.role.combination == .wholeValue { wholeFound = true }
+            for (name, entry) in supplied where entries[name] == nil {
+                entries[name] = (entry, source.role, source.storage.location)
+            }
+        }
+        return (nil, entries)
+    }
+
+    /// Refuses a change of whole domain contents, from `old` to `new`, that sets or removes what the
+    /// managed domains force (as ``modifyValue(forKey:repairing:_:)`` refuses it): for a tool that
+    /// rewrites a domain directly.
+    package func refuseForcedChanges(from old: [String: PropertyListValue], to new: [String: PropertyListValue]) throws(PrefsError) {
+        guard entryByEntry else { return }
+        for key in Set(old.keys).union(new.keys).sorted() {
+            let (before, after) = (old[key], new[key])
+            if let before, let after, before.isIdentical(to: after) { continue }
+            try Self.refuseForcedChanges(of: key, from: before, to: after, forced: forced(forKey: key))
+        }
+    }
+
     /// Every key visible through the search list with the value a read of it would return.
     ///
     /// Values are whole, except that managed and system domains combine entry by entry (see
@@ -442,6 +499,7 @@ public final class DefaultsSuite: Sendable {
             try Self.refuseForcedChanges(of: key, from: before, to: value, forced: forced)
             contents[key] = value
         }
+        postDidChange()
     }
 
     /// Refuses a change that sets or removes what the managed domains force: a whole forced value, or a

@@ -57,7 +57,7 @@ extension RVS_PersistentPrefs {
     /// The name of the application domain; `nil` or empty means the executable's name. Its file is
     /// `<preferences directory>/<name>.plist`.
     ///
-    /// A name that cannot be a file name (empty, `.`, `..`, one containing `/` or NUL, one too long, or
+    /// A name that cannot be a file name (`.`, `..`, one containing `/` or NUL, one too long, or
     /// the global domain's own name) makes every operation fail with
     /// ``PrefsError/userDefaultsUnavailable(reason:)``.
     public static var applicationDomainName: String? {

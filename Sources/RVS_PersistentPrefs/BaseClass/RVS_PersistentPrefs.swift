@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A small, validated preferences bucket: one string-keyed dictionary of property-list values,
 /// kept under a storage key in a defaults domain.
@@ -48,6 +49,11 @@ import Foundation
 /// - ``subscript(_:)``
 /// - ``count``
 ///
+/// ### Versioned Collections
+/// - <doc:SchemaEvolution>
+/// - ``schemaVersion``
+/// - ``migrate(_:from:)``
+///
 /// ### Typed Entries
 /// - <doc:TypedEntries>
 /// - ``Entry``
@@ -74,6 +80,7 @@ import Foundation
 /// - ``changes``
 /// - ``changeBufferLimit``
 /// - ``watchesExternalChanges``
+/// - ``withoutNotifying(_:)``
 open class RVS_PersistentPrefs {
     // MARK: State of this instance
 
@@ -88,6 +95,13 @@ open class RVS_PersistentPrefs {
     let observers = ObserverList()
     let swiftObservation = SwiftObservationSupport()
     let externalChanges = ExternalChanges()
+    /// The changes waiting to be told, and what telling them needs. Guarded by `operationLock`.
+    var notifications = NotificationState()
+    /// The thread running this instance's `modify` transform, while it runs (0: none): anything that
+    /// would use the instance's storage from that thread fails at once instead of waiting for itself.
+    let transformThread = Atomic<UInt>(0)
+    /// Whether the running transform used the instance: it then fails. Guarded by `operationLock`.
+    var transformMisusedInstance = false
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.
@@ -146,11 +160,43 @@ open class RVS_PersistentPrefs {
     /// It is evaluated on every operation, including the load and merge that `super.init` performs:
     /// an override must use only state set before it calls `super.init`.
     open var userDefaults: DefaultsSuite? {
-        givenSuite ?? (try? Self.configuredSuite())
+        if isRunningOwnTransform {
+            // Reached from inside this instance's `modify` transform, while the domain is locked: using the
+            // suite would wait for itself. The transform fails instead (see `modify`).
+            transformMisusedInstance = true
+            return nil
+        }
+        return givenSuite ?? (try? Self.configuredSuite())
     }
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
     open var count: Int { values.count }
+
+    // MARK: Schema version (see SchemaVersion.swift)
+
+    /// The version of the collection's layout this class reads and writes: 0 unless overridden.
+    ///
+    /// Raise it when a release restructures the collection, and override ``migrate(_:from:)`` to bring
+    /// an older collection to it. The version is kept beside the collection in the same domain (under
+    /// the storage key `<key>.schemaVersion`), never among its entries; a collection stored without one
+    /// is version 0. A collection stored by a newer version is read as it is, and writes to it fail
+    /// with ``PrefsError/collectionFromNewerVersion(stored:supported:)``. See <doc:SchemaEvolution>.
+    open class var schemaVersion: Int { 0 }
+
+    /// Brings a collection stored by schema version `version` to this class's ``schemaVersion``; does
+    /// nothing unless overridden.
+    ///
+    /// It runs once per collection, whichever process gets there first: at the first operation of an
+    /// instance whose class is newer than the stored collection, as one locked update of the domain that
+    /// re-reads the stored version under the lock. Change `values` in place; the result is stored with
+    /// the new version, and replaces the collection whole. It runs while the domain is locked against
+    /// every other writer: do not use this instance, or any instance over the same domain, inside it.
+    /// - Parameters:
+    ///   - values: The stored collection, as native values; change it in place.
+    ///   - version: The schema version it was stored by (0 for a collection stored without one).
+    open func migrate(_ values: inout [String: Any], from version: Int) {}
+
+    let schemaState = SchemaState()
 
     // MARK: Initialization
 
@@ -321,20 +367,33 @@ open class RVS_PersistentPrefs {
     }
 
     func collection() throws(PrefsError) -> StoredCollection {
-        // Through the properties, so that a subclass's overrides of `key` and `userDefaults` are honoured.
+        // Through the property, so that a subclass's override of `key` is honoured.
         let storageKey = key
+        let collection = StoredCollection(suite: try suiteForOperation(), storageKey: storageKey)
+        try prepareSchema(of: collection, writing: false)
+        return collection
+    }
+
+    /// The suite an operation uses: ``userDefaults``, through the property so that a subclass's override
+    /// is honoured; refused from inside this instance's own `modify` transform.
+    func suiteForOperation() throws(PrefsError) -> DefaultsSuite {
+        if isRunningOwnTransform {
+            transformMisusedInstance = true
+            throw ModifyMisuse.error(storageKey: storageKey)
+        }
         guard let suite = userDefaults else {
             // The default is nil when the configuration names no usable domain: say why.
             if givenSuite == nil { _ = try Self.configuredSuite() }
             throw .userDefaultsUnavailable(reason: "the instance's userDefaults is nil")
         }
-        return StoredCollection(suite: suite, storageKey: storageKey)
+        return suite
     }
 
     /// Reads the collection through the search list, converting it to native values only when the
     /// domain changed since the last read.
     private func read() -> [String: Any] {
-        if let pinned = externalChanges.pinnedCollection { return pinned }
+        if notifications.recording != nil { notifications.recording!.untyped = true }
+        if let pinned = pinnedValues() { return pinned }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
             var problems: [PrefsError] = []
@@ -360,31 +419,32 @@ open class RVS_PersistentPrefs {
     /// - Returns: Whether the write succeeded; ``lastError`` says why not.
     @discardableResult
     func perform(_ write: CollectionWrite) -> Bool {
-        // Before the write: what its notifications need (values before it, `.prior` handlers).
-        let change = observers.prepareChange(of: self)
-        let before = write.replacement != nil ? currentCollectionForWatching() : nil
-        let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-            let allowed = allowedEntryNames
-            try write.checkWithoutStore(allowed: allowed)
-            let collection = try collection()
-            // A write naming an entry the administrator forces is refused as a whole (a whole replacement is
-            // checked against what it changes, under the lock).
-            if write.replacement == nil { try collection.refuseForced(write.setting + write.removing) }
-            // Checked first whenever a rejection found under the lock would come too late: incompatible
-            // values, a `.prior` notification about to be sent, or a domain file that may not exist yet (the
-            // lock would create its directory and lock file).
-            if !write.incompatible.isEmpty || change?.sendsPrior == true || !collection.suite.persistentDomain.isKnownToExist {
-                try collection.check(write, allowed: allowed)
+        locked {
+            // Before the write: who is told of it, and the collection before it.
+            let notification = prepareNotification(of: write)
+            var announced: Set<Int> = []
+            let write = guardingTransform(of: write)
+            let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
+                let allowed = allowedEntryNames
+                try write.checkWithoutStore(allowed: allowed)
+                let collection = try collection()
+                // A write naming an entry the administrator forces is refused as a whole (a whole replacement
+                // is checked against what it changes, under the lock).
+                if write.replacement == nil { try collection.refuseForced(write.setting + write.removing) }
+                // Checked first whenever a rejection found under the lock would come too late: incompatible
+                // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
+                // (the lock would create its directory and lock file).
+                if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
+                    try collection.check(write, allowed: allowed)
+                }
+                try prepareSchema(of: collection, writing: true, repair: write.repair)
+                announced = announce(write, notification)
+                try collection.commit(write, allowed: allowed)
+                return true
             }
-            change?.willChange()
-            try collection.commit(write, allowed: allowed)
-            return true
+            // After a successful write: tell it.
+            if succeeded { tellWrite(write, notification, announced: announced) }
+            return succeeded
         }
-        // After a successful write: tell it.
-        if succeeded {
-            change?.didChange()
-            didWrite(entries: write.namedEntries, before: before ?? (write.replacement != nil ? [:] : nil), written: write.replacement)
-        }
-        return succeeded
     }
 }

@@ -6,10 +6,13 @@ import Foundation
 /// It holds property-list values, so it is `Sendable` and may cross into any task; ``values`` gives
 /// them as native Swift values, as ``RVS_PersistentPrefs/values`` does.
 public struct PrefsChange: Sendable, Equatable {
-    /// The collection after the write, as read right after it through the search list.
+    /// The collection the change produced: for a write through the instance, as read right after it
+    /// through the search list (so a value for the storage key in the argument domain shows in it; it is
+    /// empty if that read fails); for a change made elsewhere, the collection found to differ.
     ///
-    /// A value for the storage key in the argument domain, or another process's write made meanwhile,
-    /// can therefore show in it; it is empty if that read fails.
+    /// For an instance that watches (``RVS_PersistentPrefs/watchesExternalChanges``), a write through it
+    /// carries the collection last told with the entries the write changed as they are after it; a change
+    /// made elsewhere just before the write is told by an element of its own.
     public let collection: [String: PropertyListValue]
 
     /// The collection after the write, as native Swift values.

@@ -1,4 +1,6 @@
-import Foundation
+import PrefsPropertyList
+import PrefsStorage
+import Synchronization
 
 extension RVS_PersistentPrefs {
     /// Whether this instance's observers also hear changes to its collection made elsewhere: by other
@@ -12,16 +14,19 @@ extension RVS_PersistentPrefs {
     /// such a change:
     /// - only when the collection actually differs from what this instance last saw: a write to another
     ///   storage key in the same domain, or a rewrite of identical bytes, notifies nobody;
-    /// - with `.old` carrying the collection this instance last saw (read through the instance's own
-    ///   typed properties), `.new` the one stored now;
+    /// - with `.new` read over the collection found to differ, and `.old` over the one the previous
+    ///   notification carried as new (or the one the instance saw when watching began): an observer never
+    ///   hears the same collection twice in a row, and `.old` never goes back to a value it was not told;
     /// - possibly coalesced: several changes in quick succession may make one notification, but the last
     ///   notification after a burst always carries the final stored value;
     /// - `.prior` notifications of a change made elsewhere come after the change, just before the others.
     ///
-    /// Handlers for changes made elsewhere run on a private serial dispatch queue of the instance, while
-    /// the instance's operations on other threads wait, as they do during its own writes' handlers. The
-    /// instance is not `Sendable`: keep it, and the state its handlers touch, safe to reach from that
-    /// queue (an instance used from several threads already is).
+    /// Handlers for changes made elsewhere run on one of a few delivery threads that every watching
+    /// instance of the process shares (an instance's deliveries always one at a time, in order), while the
+    /// instance's operations on other threads wait, as they do during its own writes' handlers. Keep them
+    /// short: a handler that blocks holds up other instances' deliveries, and one that waits for another
+    /// instance's delivery may wait for ever. The instance is not `Sendable`: keep it, and the state its
+    /// handlers touch, safe to reach from those threads (an instance used from several threads already is).
     ///
     /// How changes are noticed: the process keeps one inotify instance for every watching instance and
     /// watches the domain file's directory (so a file replaced by rename, or created later with its
@@ -49,7 +54,7 @@ extension RVS_PersistentPrefs {
     /// The collection as stored now, through the search list, leaving ``lastError`` as it was; `nil` when
     /// it cannot be read. Kept as property-list values: no conversion to native values and back.
     func currentCollectionForWatching() -> [String: PropertyListValue]? {
-        guard let suite = userDefaults else { return nil }
+        guard let suite = try? suiteForOperation() else { return nil }
         do throws(PrefsError) {
             guard let found = try suite.find(key) else { return [:] }
             return found.value.dictionaryValue ?? [:]
@@ -58,139 +63,124 @@ extension RVS_PersistentPrefs {
         }
     }
 
-    /// What a successful write through the instance tells Swift Observation and the watcher.
-    /// - Parameters:
-    ///   - named: The entries the write set or removed.
-    ///   - before: For a whole replacement, the collection before it, so that the entries that differ
-    ///     are told.
-    ///   - written: The collection the write stored, when the writer knows it whole (an assignment of
-    ///     `values`): then no read is needed to learn what changed, unless the instance watches.
-    func didWrite(entries named: Set<String>, before: [String: PropertyListValue]?, written: [String: PropertyListValue]? = nil) {
-        var changed = named
-        if before != nil || externalChanges.isWatching {
-            let after = externalChanges.isWatching || written == nil ? currentCollectionForWatching() : written
-            if let before, let after { changed.formUnion(Self.entriesThatDiffer(before, after)) }
-            if let after { externalChanges.sawOwnWrite(after, changing: changed) }
+    /// Called on a delivery thread when a watched domain may have changed: compares the stored collection
+    /// with what the instance's observers were last told and, if it differs, tells exactly that change.
+    func deliverExternalChange() {
+        locked {
+            guard let current = currentCollectionForWatching() else { return }
+            guard let previous = externalChanges.replaceLastTold(with: current) else { return }
+            let changed = Self.entriesThatDiffer(previous, current)
+            tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true))
+            userDefaults?.postDidChange()
         }
-        notifyObservedChange(ofEntries: changed)
     }
 }
 
-/// The watching state of one instance: the file watches, what the instance last saw, and the queue its
-/// notifications of changes made elsewhere run on.
-final class ExternalChanges: @unchecked Sendable {
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var watches: [any DomainChangeWatch] = []
-    /// Whether watching is on (even where no domain of the suite can tell of changes).
-    private var active = false
-    private var lastSeen: [String: PropertyListValue]?
-    private var deliveryScheduled = false
-    private weak var owner: RVS_PersistentPrefs?
-    private let queue = DispatchQueue(label: "RVS_PersistentPrefs.externalChanges")
-
-    /// While notifications of a change made elsewhere are prepared: the collection the instance last saw,
-    /// which its reads return, so that `.old` is evaluated through the instance's own key paths. Read and
-    /// written only under the instance's operation lock.
-    var pinnedCollection: [String: Any]?
-    /// The same collection as property-list values, which typed entries' reads decode (see `loadEntry`).
-    var pinnedEntries: [String: PropertyListValue]?
-
-    /// Deliveries completed (whether or not they notified), for tests that must know a change made
-    /// elsewhere has been looked at before asserting that it notified nobody.
-    private let completedDeliveries = WaitableValue(0)
-
-    init() {}
-
-    /// The number of deliveries completed so far.
-    var deliveriesCompleted: Int { completedDeliveries.current }
-
-    /// Waits until at least `count` deliveries have completed; `false` if that did not happen within a
-    /// minute (a broken watcher fails its test instead of hanging it).
-    func waitForDeliveries(atLeast count: Int) -> Bool {
-        completedDeliveries.wait { $0 >= count }
+/// The watching state of one instance: its domain watches, and the collection its observers were last
+/// told, which every change made elsewhere is compared with.
+final class ExternalChanges: Sendable {
+    private struct State {
+        var watches: [any DomainChangeWatch] = []
+        /// Whether watching is on (even where no domain of the suite can tell of changes).
+        var active = false
+        /// The collection the instance's observers were last told (or saw when watching began).
+        var lastTold: [String: PropertyListValue]?
+        var deliveryScheduled = false
+        /// Deliveries completed, whether or not they told anything.
+        var deliveries = 0
+        var deliveryHook: (@Sendable () -> Void)?
+        /// The instance, for the delivery thread; set when watching starts.
+        var owner: InstanceReference?
     }
 
-    var isWatching: Bool { lock.withLock { active } }
+    private let state = Mutex(State())
+    /// The shared delivery thread this instance's deliveries run on, one at a time.
+    private let lane: DeliveryLane
 
-    /// Starts watching the file domains of `owner`'s suite (called under its operation lock). The watches
-    /// are in place before the collection is read, so no change falls in between.
+    init() {
+        lane = DeliveryLane.next()
+    }
+
+    var isWatching: Bool { state.withLock { $0.active } }
+
+    /// The number of deliveries completed so far (whether or not they told anything).
+    package var deliveriesCompleted: Int { state.withLock { $0.deliveries } }
+
+    /// Called after each delivery completes, for a test that waits for one (see the test support's
+    /// `waitForDeliveries(atLeast:)`); `nil` by default.
+    package var deliveryHook: (@Sendable () -> Void)? {
+        get { state.withLock { $0.deliveryHook } }
+        set { state.withLock { $0.deliveryHook = newValue } }
+    }
+
+    /// Starts watching the domains of `owner`'s suite (called under its operation lock). The watches are
+    /// in place before the collection is read, so no change falls in between.
     func start(for owner: RVS_PersistentPrefs) {
-        guard !isWatching, let suite = owner.userDefaults else { return }
+        guard !isWatching, let suite = try? owner.suiteForOperation() else { return }
         let made = suite.sources.compactMap { source in
             source.storage.watchChanges { [weak self] in self?.scheduleDelivery() }
         }
         let seen = owner.currentCollectionForWatching()
-        lock.withLock {
-            self.owner = owner
-            watches = made
-            active = true
-            lastSeen = seen
+        state.withLock { state in
+            state.owner = InstanceReference(owner)
+            state.watches = made
+            state.active = true
+            state.lastTold = seen
         }
     }
 
     /// Stops watching; idempotent. May be called from a handler.
     func stop() {
-        let stopped = lock.withLock { () -> [any DomainChangeWatch] in
-            defer { watches = []; active = false; lastSeen = nil }
-            return watches
+        let stopped = state.withLock { state -> [any DomainChangeWatch] in
+            defer { state.watches = []; state.active = false; state.lastTold = nil }
+            return state.watches
         }
         for watch in stopped { watch.cancel() }
     }
 
-    /// Records the entries a write through the instance changed, as they are after it, so that its own
-    /// write is not told again as a change made elsewhere.
-    ///
-    /// Only those entries: the collection read after the write also holds whatever was changed elsewhere
-    /// just before it, not yet delivered. Left as last seen, such entries still differ when the delivery
-    /// runs (the own write's event brings one, if the other change's event did not), which then tells them
-    /// to every kind of observer with the right old values.
-    func sawOwnWrite(_ collection: [String: PropertyListValue], changing changed: Set<String>) {
-        lock.withLock {
-            guard active else { return }
-            var seen = lastSeen ?? [:]
-            for name in changed { seen[name] = collection[name] }
-            lastSeen = seen
+    /// The collection the observers were last told, for a write through the instance to start from
+    /// (`[:]` when the first read failed).
+    var collectionLastTold: [String: PropertyListValue] { state.withLock { $0.lastTold ?? [:] } }
+
+    /// Records what a write through the instance told (or, when silenced, would have told), so that it is
+    /// not told again as a change made elsewhere.
+    func sawOwnWrite(_ collection: [String: PropertyListValue]) {
+        state.withLock { state in
+            if state.active { state.lastTold = collection }
+        }
+    }
+
+    /// Makes `current` the collection last told, and returns the one it replaces; `nil` when it is the
+    /// same (nothing to tell) or watching stopped.
+    func replaceLastTold(with current: [String: PropertyListValue]) -> [String: PropertyListValue]? {
+        state.withLock { state in
+            guard state.active else { return nil }
+            let previous = state.lastTold ?? [:]
+            if PropertyListValue.dictionary(previous, isIdenticalTo: current) { return nil }
+            state.lastTold = current
+            return previous
         }
     }
 
     /// Called on the watch thread: one delivery is queued for any number of events until it starts.
     private func scheduleDelivery() {
-        let schedule = lock.withLock { () -> Bool in
-            guard active, !deliveryScheduled else { return false }
-            deliveryScheduled = true
+        let schedule = state.withLock { state -> Bool in
+            guard state.active, !state.deliveryScheduled else { return false }
+            state.deliveryScheduled = true
             return true
         }
-        if schedule { queue.async { self.deliver() } }
-    }
-
-    /// Compares the stored collection with what the instance last saw and notifies if it differs.
-    private func deliver() {
-        defer { completedDeliveries.update { $0 += 1 } }
-        let owner = lock.withLock { () -> RVS_PersistentPrefs? in
-            deliveryScheduled = false
-            return active ? self.owner : nil
-        }
-        guard let owner else { return }
-        owner.locked {
-            guard let current = owner.currentCollectionForWatching() else { return }
-            let found = lock.withLock { () -> (previous: [String: PropertyListValue], changed: Set<String>)? in
-                guard active else { return nil }
-                let seen = lastSeen ?? [:]
-                let changed = RVS_PersistentPrefs.entriesThatDiffer(seen, current)
-                if changed.isEmpty { return nil }
-                lastSeen = current
-                return (seen, changed)
+        guard schedule else { return }
+        lane.run { [self] in
+            let owner = state.withLock { state -> InstanceReference? in
+                state.deliveryScheduled = false
+                return state.active ? state.owner : nil
             }
-            guard let (previous, changed) = found else { return }
-            pinnedCollection = previous.nativeValues
-            pinnedEntries = previous
-            let change = owner.observers.prepareChange(of: owner)
-            pinnedCollection = nil
-            pinnedEntries = nil
-            change?.willChange()
-            change?.didChange()
-            owner.notifyObservedChange(ofEntries: changed)
+            owner?.instance?.deliverExternalChange()
+            let hook = state.withLock { state -> (@Sendable () -> Void)? in
+                state.deliveries += 1
+                return state.deliveryHook
+            }
+            hook?()
         }
     }
 }

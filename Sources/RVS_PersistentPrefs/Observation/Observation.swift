@@ -1,4 +1,5 @@
-import Foundation
+import PrefsPropertyList
+import Synchronization
 
 /// Which values a change notification carries, and when notifications are sent; the meanings of
 /// Foundation's `NSKeyValueObservingOptions`.
@@ -41,13 +42,17 @@ public struct PrefsObservedChange<Value> {
 
 /// A running observation. Keep it for as long as you want notifications: releasing it, or calling
 /// ``invalidate()``, stops them. It does not keep the observed instance alive.
-public final class PrefsObservation: @unchecked Sendable {
-    private let lock = Lock()
-    private weak var list: ObserverList?  // guarded by `lock`
+public final class PrefsObservation: Sendable {
+    /// Weak, so that a token outliving its instance keeps nothing alive.
+    private struct Link {
+        weak var list: ObserverList?
+    }
+
+    private let link: Mutex<Link>
     private let id: Int
 
     init(list: ObserverList, id: Int) {
-        self.list = list
+        link = Mutex(Link(list: list))
         self.id = id
     }
 
@@ -56,14 +61,14 @@ public final class PrefsObservation: @unchecked Sendable {
     /// another thread may still finish). Safe to call more than once, from several threads at once,
     /// from inside a handler, and after the instance is gone.
     public func invalidate() {
-        let list = lock.withLock { () -> ObserverList? in
-            defer { self.list = nil }
-            return self.list
+        let list = link.withLock { link -> ObserverList? in
+            defer { link.list = nil }
+            return link.list
         }
         list?.remove(id)
     }
 
-    deinit { list?.remove(id) }
+    deinit { invalidate() }
 }
 
 /// Key-path observation of ``RVS_PersistentPrefs`` instances, with the typed `Self` of a subclass.
@@ -84,23 +89,35 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// ``RVS_PersistentPrefs/deleteAll()``, initializer merges — on the thread that wrote, in the order
     /// the observers were added, even when the write stored an equal value. It never runs for reads,
     /// rejected writes, ``RVS_PersistentPrefs/flush()``, or changes made by other instances or
-    /// processes, unless ``RVS_PersistentPrefs/watchesExternalChanges`` is on (then those run on the
-    /// instance's external-change queue). (An initializer's merge happens before `observe` can be called from outside, so only
-    /// an observer registered during initialization, for example from an overridden
-    /// ``RVS_PersistentPrefs/userDefaults``, hears it.) Every observer hears every such write, whatever
-    /// key path it watches, even when that key path's value did not change: the key path chooses what
-    /// the change carries, not which writes notify.
+    /// processes, unless ``RVS_PersistentPrefs/watchesExternalChanges`` is on (then those run on a
+    /// delivery thread the library shares between watching instances). (An initializer's merge happens
+    /// before `observe` can be called from outside, so only an observer registered during initialization,
+    /// for example from an overridden ``RVS_PersistentPrefs/userDefaults``, hears it.)
+    ///
+    /// Which writes it hears depends on the key path:
+    /// - a key path that reads only `@Entry` properties (`\.appearance`, for `@Entry("appearance") var
+    ///   appearance`) is told only when one of those entries' stored value changed: a write of another
+    ///   entry, or of an equal value, tells it nothing;
+    /// - any other key path (`\.values`, a computed property over the subscript) hears every such write,
+    ///   even when its value did not change: the key path chooses what the change carries, not which
+    ///   writes notify.
+    ///
+    /// Each notification carries, as asked, the key path's value over the collection before the change
+    /// (`oldValue`) and over the collection the change produced (`newValue`): for a write through the
+    /// instance, the collection read just before and just after it; for a change made elsewhere, what the
+    /// previous notification carried as new and the collection found to differ.
     ///
     /// A write's handlers run synchronously on the writing thread, while other threads' operations on the
     /// instance wait: keep them short, and do not wait in one for another thread that uses the
     /// instance. The handler is not `@Sendable`; that is sound while the instance stays in one
     /// isolation domain.
     ///
-    /// It may read and write the instance (a nested write notifies every observer again, before the
-    /// remaining observers of the outer write) and add or invalidate any token. `newValue` is read when
-    /// each notification is delivered, so after a nested write, later observers are given the value as
-    /// it is after that nested write: the last notification an observer gets always carries the
-    /// current value.
+    /// It may read and write the instance and add or invalidate any token. A write made inside a handler
+    /// is told after the handler that made it returns, never by calling a handler again from inside
+    /// it: the remaining observers of the change being delivered hear it first, then every observer
+    /// hears the handler's write. A handler that writes what it observes therefore cannot overflow the
+    /// stack, and each observer hears the changes in the order they were made. To write without telling
+    /// this instance's observers at all, use ``RVS_PersistentPrefs/withoutNotifying(_:)``.
     ///
     /// - Parameters:
     ///   - keyPath: The key path whose value the notifications carry.
@@ -113,32 +130,46 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         options: PrefsObservingOptions = [],
         changeHandler: @escaping (Self, PrefsObservedChange<Value>) -> Void
     ) -> PrefsObservation {
-        let observer = KeyPathObserver(keyPath: keyPath, options: options, handler: changeHandler)
-        let token = observers.add(observer)
-        if options.contains(.initial) {
-            let current = options.contains(.new) ? observer.evaluate(self) : nil
-            changeHandler(self, PrefsObservedChange(kind: .setting, newValue: current, oldValue: nil, isPrior: false))
+        locked {
+            let token = observers.add(KeyPathObserver(keyPath: keyPath, options: options, handler: changeHandler))
+            if options.contains(.initial) {
+                let current = options.contains(.new) ? KeyPathObserver.evaluate(keyPath, of: self) : nil
+                asHandler {
+                    changeHandler(self, PrefsObservedChange(kind: .setting, newValue: current, oldValue: nil, isPrior: false))
+                }
+            }
+            return token
         }
-        return token
     }
 }
 
-/// What the list needs of an observer, whatever the type of its instance and value.
-protocol AnyPrefsObserver: AnyObject {
-    /// Reads what the notifications of one write need before the write, and returns the deliveries.
-    func begin(_ object: RVS_PersistentPrefs, isActive: @escaping () -> Bool) -> PendingDelivery
+/// What a delivery needs of an observer, whatever the type of its instance and value. Called only while
+/// the instance's operation lock is held.
+protocol AnyPrefsObserver: AnyObject, Sendable {
+    /// Whether it asked for `.prior` notifications.
+    var wantsPrior: Bool { get }
+    /// Whether it hears a write of `write` about to be made over `before`, when the write cannot yet say
+    /// what it changes: whether to send it a `.prior` notification.
+    func announces(_ write: CollectionWrite, to object: RVS_PersistentPrefs, over before: [String: PropertyListValue]) -> Bool
+    /// Whether it hears `change` of `object`.
+    func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool
+    /// Sends the `.prior` notification of a change from `before`.
+    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue])
+    /// Sends the notification of `change`.
+    func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs)
 }
 
-/// The two halves of one observer's notifications of one write.
-struct PendingDelivery {
-    let prior: (() -> Void)?
-    let after: () -> Void
-}
-
-final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserver {
+/// One `observe` call's key path, options and handler.
+///
+/// Unchecked: the key path and the handler are not `Sendable`, and the observer is only stored and
+/// dropped on any thread; it is read, called and classified (``entries(of:over:)``) only during a
+/// delivery, while the instance's operation lock is held, which the compiler cannot see.
+final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserver, @unchecked Sendable {
     let keyPath: KeyPath<Object, Value>
     let options: PrefsObservingOptions
     let handler: (Object, PrefsObservedChange<Value>) -> Void
+    /// What ``entries(of:over:)`` found, once it has looked.
+    private var classification: Set<String>??
 
     init(keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, handler: @escaping (Object, PrefsObservedChange<Value>) -> Void) {
         self.keyPath = keyPath
@@ -146,26 +177,55 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
         self.handler = handler
     }
 
+    /// The typed entries the key path reads, when it reads nothing else: it is then told only of changes
+    /// that change one of them (SPEC §9); `nil` for any other key path, told of every change. Found the
+    /// first time it is needed, by reading the key path over `collection` (which reads no storage: an
+    /// observer registered while the instance resolves its suite must not make it resolve it again).
+    private func entries(of object: RVS_PersistentPrefs, over collection: [String: PropertyListValue]) -> Set<String>? {
+        if let classification { return classification }
+        let object = object as! Object  // registered through `observe` on an instance of `Object`
+        let (_, found) = object.reading(collection) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
+        classification = .some(found)
+        return found
+    }
+
     /// Reads the key path without letting that read count as the instance's latest operation.
-    func evaluate(_ object: Object) -> Value {
+    static func evaluate(_ keyPath: KeyPath<Object, Value>, of object: Object) -> Value {
         let outcome = object.lastError
         defer { object.lastError = outcome }
         return object[keyPath: keyPath]
     }
 
-    func begin(_ object: RVS_PersistentPrefs, isActive: @escaping () -> Bool) -> PendingDelivery {
-        let object = object as! Object  // registered through `observe` on an instance of `Object`
-        let wantsOld = options.contains(.old)
-        let old = wantsOld ? evaluate(object) : nil
-        let prior: (() -> Void)? = options.contains(.prior) ? { [handler] in
-            guard isActive() else { return }
-            handler(object, PrefsObservedChange(kind: .setting, newValue: nil, oldValue: old, isPrior: true))
-        } : nil
-        return PendingDelivery(prior: prior) { [options, handler] in
-            guard isActive() else { return }
-            let new = options.contains(.new) ? self.evaluate(object) : nil
-            guard isActive() else { return }
-            handler(object, PrefsObservedChange(kind: .setting, newValue: new, oldValue: old, isPrior: false))
+    /// The key path's value over `collection`: what it was, or became, in one change.
+    private func value(of object: Object, over collection: [String: PropertyListValue]) -> Value {
+        object.reading(collection) { Self.evaluate(keyPath, of: object) }
+    }
+
+    var wantsPrior: Bool { options.contains(.prior) }
+
+    func announces(_ write: CollectionWrite, to object: RVS_PersistentPrefs, over before: [String: PropertyListValue]) -> Bool {
+        guard let entries = entries(of: object, over: before) else { return true }
+        if let replacement = write.replacement {
+            return entries.contains { !PropertyListValue.same(before[$0], replacement[$0]) }
         }
+        return !entries.isDisjoint(with: write.namedEntries)
+    }
+
+    func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool {
+        guard let entries = entries(of: object, over: change.after) else { return true }
+        return entries.contains { !PropertyListValue.same(change.before[$0], change.after[$0]) }
+    }
+
+    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue]) {
+        let object = object as! Object  // registered through `observe` on an instance of `Object`
+        let old = options.contains(.old) ? value(of: object, over: before) : nil
+        handler(object, PrefsObservedChange(kind: .setting, newValue: nil, oldValue: old, isPrior: true))
+    }
+
+    func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs) {
+        let object = object as! Object
+        let old = options.contains(.old) ? value(of: object, over: change.before) : nil
+        let new = options.contains(.new) ? value(of: object, over: change.after) : nil
+        handler(object, PrefsObservedChange(kind: .setting, newValue: new, oldValue: old, isPrior: false))
     }
 }

@@ -1,92 +1,79 @@
-import Foundation
+import Synchronization
 
-/// The observers and change streams of one instance.
+/// The key-path observers and change streams registered with one instance: who is told, not what.
 ///
-/// Its lock guards only the registrations: it is never held while a handler runs, so a handler may
-/// add or remove observers, and observers may be added and removed from any thread during writes.
-/// (The instance's `operationLock` is held while a write's handlers run.)
-final class ObserverList: @unchecked Sendable {
-    private let lock = Lock()
-    private var observers: [(id: Int, observer: AnyPrefsObserver)] = []
-    private var streams: [Int: AsyncStream<PrefsChange>.Continuation] = [:]
-    private var nextID = 0
+/// Its lock guards only the registrations and is never held while a handler runs, so a handler may add
+/// or remove observers, and observers may be added and removed from any thread during deliveries.
+final class ObserverList: Sendable {
+    /// One registered key-path observer.
+    struct Registration: Sendable {
+        let id: Int
+        let observer: any AnyPrefsObserver
+    }
+
+    private struct State {
+        var observers: [Registration] = []
+        var streams: [Int: AsyncStream<PrefsChange>.Continuation] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
 
     init() {}
 
     deinit {
         // The instance is gone: its streams end.
-        for continuation in streams.values { continuation.finish() }
+        for continuation in state.withLock({ Array($0.streams.values) }) { continuation.finish() }
     }
 
-    func add(_ observer: AnyPrefsObserver) -> PrefsObservation {
-        let id = lock.withLock { () -> Int in
-            nextID += 1
-            observers.append((nextID, observer))
-            return nextID
+    func add(_ observer: any AnyPrefsObserver) -> PrefsObservation {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.observers.append(Registration(id: state.nextID, observer: observer))
+            return state.nextID
         }
         return PrefsObservation(list: self, id: id)
     }
 
     func addStream(_ continuation: AsyncStream<PrefsChange>.Continuation) -> Int {
-        lock.withLock {
-            nextID += 1
-            streams[nextID] = continuation
-            return nextID
+        state.withLock { state in
+            state.nextID += 1
+            state.streams[state.nextID] = continuation
+            return state.nextID
         }
     }
 
     func remove(_ id: Int) {
-        lock.withLock {
-            observers.removeAll { $0.id == id }
-            streams[id] = nil
+        // Dropped outside the lock: releasing a handler may release what it captured, and that may be
+        // anything, another token included.
+        let removed = state.withLock { state -> (Registration?, AsyncStream<PrefsChange>.Continuation?) in
+            let index = state.observers.firstIndex { $0.id == id }
+            return (index.map { state.observers.remove(at: $0) }, state.streams.removeValue(forKey: id))
         }
+        withExtendedLifetime(removed) {}
     }
 
-    /// How many key-path observers and change streams are registered now.
+    /// The key-path observers registered now, in the order they were added.
+    var observers: [Registration] { state.withLock { $0.observers } }
+
+    /// Whether anyone listens: a key-path observer or a change stream.
+    var isEmpty: Bool { state.withLock { $0.observers.isEmpty && $0.streams.isEmpty } }
+
+    /// Whether the observer `id` is still registered: one invalidated during a delivery is not called again.
+    func isRegistered(_ id: Int) -> Bool {
+        state.withLock { $0.observers.contains { $0.id == id } }
+    }
+
+    /// Gives `change` to every change stream.
+    func publish(_ change: PrefsChange) {
+        let continuations = state.withLock { Array($0.streams.values) }
+        for continuation in continuations { continuation.yield(change) }
+    }
+
     #if DEBUG
+    /// How many key-path observers and change streams are registered now.
     package var registrationCounts: (observers: Int, streams: Int) {
-        lock.withLock { (observers.count, streams.count) }
+        state.withLock { ($0.observers.count, $0.streams.count) }
     }
     #endif
-
-    private func isRegistered(_ id: Int) -> Bool {
-        lock.withLock { observers.contains { $0.id == id } }
-    }
-
-    /// Gathers, before a write, what its notifications need; `nil` when nobody observes.
-    func prepareChange(of object: RVS_PersistentPrefs) -> PendingChange? {
-        let (current, hasStreams) = lock.withLock { (observers, !streams.isEmpty) }
-        if current.isEmpty && !hasStreams { return nil }
-        let deliveries = current.map { entry in
-            entry.observer.begin(object) { [weak self] in self?.isRegistered(entry.id) ?? false }
-        }
-        return PendingChange(deliveries: deliveries) { [weak self, weak object] in
-            guard let self, let object else { return }
-            let continuations = self.lock.withLock { Array(self.streams.values) }
-            guard !continuations.isEmpty else { return }
-            let change = PrefsChange(collection: object.currentCollectionForWatching() ?? [:])
-            for continuation in continuations { continuation.yield(change) }
-        }
-    }
-}
-
-/// The notifications of one write, prepared before it.
-struct PendingChange {
-    let deliveries: [PendingDelivery]
-    let publish: () -> Void
-
-    /// Whether ``willChange()`` has anything to send: some observer asked for `.prior`.
-    var sendsPrior: Bool { deliveries.contains { $0.prior != nil } }
-
-    /// Sends the `.prior` notifications: the write has passed validation and is about to happen.
-    func willChange() {
-        for delivery in deliveries { delivery.prior?() }
-    }
-
-    /// Sends the notifications of a successful write, in the order the observers were added, then
-    /// publishes the new collection to the change streams.
-    func didChange() {
-        for delivery in deliveries { delivery.after() }
-        publish()
-    }
 }

@@ -1,5 +1,6 @@
-import Foundation
 import Observation
+import PrefsPropertyList
+import Synchronization
 
 /// `RVS_PersistentPrefs` works with the toolchain's Observation framework: `withObservationTracking`
 /// (and so SwiftUI on platforms that have it) sees the entries an app reads and is told when they change.
@@ -14,7 +15,8 @@ import Observation
 ///   for the entries that differ from what the instance last saw.
 /// - Rejected writes, reads and ``RVS_PersistentPrefs/flush()`` trigger nothing.
 /// - `onChange` runs once the write is complete, on the thread that wrote (for a change made elsewhere,
-///   on the instance's external-change queue), so a read inside it sees the new value.
+///   on a delivery thread), so a read inside it sees the new value. A write made inside it is
+///   told after it returns, as a write made inside a key-path observer's handler is.
 extension RVS_PersistentPrefs: Observable {}
 
 /// The registrar of one instance, and the key paths that stand for its entries.
@@ -22,17 +24,17 @@ final class SwiftObservationSupport: Sendable {
     let registrar = ObservationRegistrar()
     /// One key path per entry name, made once: reads are frequent and a key path with a subscript
     /// argument is an allocation.
-    private let entryKeyPaths = Locked<[String: KeyPath<RVS_PersistentPrefs, Void>]>([:])
+    private let entryKeyPaths = Mutex<[String: any KeyPath<RVS_PersistentPrefs, Void> & Sendable]>([:])
 
     /// The key path that stands for the whole collection, made once.
     static let wholeCollection: any KeyPath<RVS_PersistentPrefs, [String: Any]> & Sendable = \RVS_PersistentPrefs.values
 
     init() {}
 
-    func keyPath(forEntry name: String) -> KeyPath<RVS_PersistentPrefs, Void> {
+    func keyPath(forEntry name: String) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
         entryKeyPaths.withLock { paths in
             if let existing = paths[name] { return existing }
-            let made = \RVS_PersistentPrefs.[observedEntry: name]
+            let made: any KeyPath<RVS_PersistentPrefs, Void> & Sendable = \RVS_PersistentPrefs.[observedEntry: name]
             paths[name] = made
             return made
         }
@@ -67,15 +69,7 @@ extension RVS_PersistentPrefs {
     /// The names of the entries that differ between two versions of the collection.
     static func entriesThatDiffer(_ old: [String: PropertyListValue], _ new: [String: PropertyListValue]) -> Set<String> {
         Set(old.keys).union(new.keys).filter { name in
-            guard let before = old[name], let after = new[name] else { return true }
-            return !before.isIdentical(to: after)
+            !PropertyListValue.same(old[name], new[name])
         }
-    }
-}
-
-extension PropertyListValue {
-    /// Equal and stored as the same bytes (`==` cannot see 0.0 replacing -0.0).
-    func isIdentical(to other: PropertyListValue) -> Bool {
-        self == other && BinaryPropertyList.encode(self) == BinaryPropertyList.encode(other)
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+import Glibc
+import PrefsPropertyList
+import Synchronization
 
 // Changing one entry atomically from its current value: the transform runs under the domain's lock, on the
 // value stored at that instant, so concurrent changes from any number of processes are all kept. This is
@@ -23,9 +26,11 @@ extension RVS_PersistentPrefs {
     /// one, and sets ``lastError``.
     ///
     /// `transform` runs once, while the domain is locked against every other writer, and while readers of
-    /// the domain in this process wait: keep it short, and do not use this instance, or any instance over
-    /// the same domain, inside it (that would wait for itself). If it throws, nothing is written, the
-    /// error is rethrown, and ``lastError`` is ``PrefsError/unknownError(error:)`` holding it.
+    /// the domain in this process wait: keep it short. It must not use this instance (read it, write it,
+    /// call `modify` again, or reach its ``userDefaults``, unless a subclass overrides it): that would
+    /// wait for itself, so it fails at once instead, the `modify` writes nothing, and ``lastError`` is
+    /// ``PrefsError/unknownError(error:)`` saying so. Do not use other instances over the same domain inside it either. If it throws, nothing
+    /// is written, the error is rethrown, and ``lastError`` is ``PrefsError/unknownError(error:)`` holding it.
     ///
     /// For an `@Entry` property, use the typed form, ``PrefsObserving/modify(_:_:)``.
     /// - Parameters:
@@ -81,9 +86,11 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// notifies observers and sets ``RVS_PersistentPrefs/lastError`` like any write.
     ///
     /// `transform` runs once, while the domain is locked against every other writer and readers of the
-    /// domain in this process wait: keep it short, and do not use this instance, or any instance over the
-    /// same domain, inside it (that would wait for itself). If it throws, nothing is written, the error is
-    /// rethrown, and `lastError` is ``PrefsError/unknownError(error:)`` holding it.
+    /// domain in this process wait: keep it short. Using this instance inside it (reading or writing it,
+    /// another `modify`, its `userDefaults` unless a subclass overrides it) fails at once, and the `modify` then writes nothing and sets
+    /// `lastError` to ``PrefsError/unknownError(error:)`` saying why; do not use other instances over the
+    /// same domain inside it either. If it throws, nothing is written, the error is rethrown, and
+    /// `lastError` is ``PrefsError/unknownError(error:)`` holding it.
     /// - Parameters:
     ///   - entry: The key path of the entry's projected value: `\.$launchCount` for `@Entry(…) var launchCount`.
     ///   - transform: Changes the value.
@@ -99,7 +106,7 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         var result: Value?
         let succeeded = withoutActuallyEscaping(transform) { transform in
             locked {
-                perform(.transforming(name) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                perform(.transforming(entry.definition) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
                     var value = entry.defaultValue
                     if let stored, let decoded = try? entry.coding.decode(stored) { value = decoded }
                     do throws(Failure) {
@@ -133,5 +140,60 @@ extension CollectionWrite {
             stored[name] = new
             return new == nil
         }, isRepeatable: false)))
+    }
+
+    /// Replaces a typed entry's stored form with what `transform` makes of it, under the domain's lock: the
+    /// form found under its name or a former name, stored under its name, the former names removed.
+    static func transforming<Value>(_ entry: EntryDefinition<Value>, _ transform: @escaping (PropertyListValue?) throws(PrefsError) -> PropertyListValue?) -> CollectionWrite {
+        CollectionWrite(setting: [entry.name], removing: entry.formerNames, change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            let new = try transform(entry.storedForm(in: stored))
+            entry.store(new, in: &stored)
+            return new == nil
+        }, isRepeatable: false)))
+    }
+}
+
+/// Why an operation of an instance failed inside that instance's own `modify` transform: it would have
+/// waited for the lock the transform runs under.
+struct ModifyMisuse: Error, CustomStringConvertible {
+    let storageKey: String
+
+    var description: String {
+        "the collection '\(storageKey)' was used from inside its own modify transform (a read, a write, another "
+            + "modify, or its userDefaults), which runs while the domain is locked and would wait for itself; "
+            + "the modify wrote nothing"
+    }
+
+    static func error(storageKey: String) -> PrefsError { .unknownError(error: ModifyMisuse(storageKey: storageKey)) }
+}
+
+extension RVS_PersistentPrefs {
+    /// Whether this thread is running this instance's `modify` transform.
+    var isRunningOwnTransform: Bool {
+        let running = transformThread.load(ordering: .relaxed)
+        return running != 0 && running == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// `write`, with a `modify` transform marked as running while it runs, and failing when it used the
+    /// instance meanwhile; any other write as it is.
+    func guardingTransform(of write: CollectionWrite) -> CollectionWrite {
+        guard case .edit(let edit) = write.change, !edit.isRepeatable else { return write }
+        var guarded = write
+        let storageKey = key
+        guarded.change = .edit(CollectionWrite.Edit(apply: { [self] (entries: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            transformMisusedInstance = false
+            transformThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+            let removesOnly: Bool
+            do throws(PrefsError) {
+                removesOnly = try edit.apply(&entries)
+            } catch {
+                transformThread.store(0, ordering: .relaxed)
+                throw error
+            }
+            transformThread.store(0, ordering: .relaxed)
+            if transformMisusedInstance { throw ModifyMisuse.error(storageKey: storageKey) }
+            return removesOnly
+        }, isRepeatable: false))
+        return guarded
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsPropertyList
 
 extension RVS_PersistentPrefs {
     /// A typed entry of the collection, declared once with its name, type and default.
@@ -19,8 +20,12 @@ extension RVS_PersistentPrefs {
     /// - Reading an absent entry returns the default and writes nothing. Assigning the default stores it;
     ///   assigning `nil` to an `Optional` entry removes it.
     /// - A value is stored as a readable property list: `String`, `Bool`, numbers, `Date` and `Data` as
-    ///   themselves, a `RawRepresentable` as its raw value, `URL` as its absolute string, `UUID` as its
-    ///   string, and any other `Codable` value as its structure (a struct is a dictionary).
+    ///   themselves, a `RawRepresentable` as its raw value (also inside an `Optional`, an array, a `Set` or a
+    ///   `[String: …]` dictionary, without being `Codable`), `URL` as its absolute string, `UUID` as its
+    ///   string, any other `Codable` value as its structure (a struct is a dictionary), and any other type
+    ///   as the ``PropertyListBridge`` given with `bridge:` stores it.
+    /// - `formerly:` lists names the entry was stored under before, and `upgrading:` converts a value stored
+    ///   as an earlier type (see <doc:SchemaEvolution>). Neither writes by reading.
     /// - A stored value that does not decode reads as the default, with
     ///   ``PrefsError/invalidStoredEntry(entry:reason:)`` in ``RVS_PersistentPrefs/lastError``; it is kept
     ///   until the entry is written. ``PrefsObserving/value(of:)`` throws that error instead.
@@ -31,7 +36,7 @@ extension RVS_PersistentPrefs {
     ///
     /// `Entry` is nested in the class, so that inside a subclass `@Entry` never means another module's
     /// `Entry` (SwiftUI has one). Its projected value (`$launchCount`) is the entry itself: pass its key
-    /// path, `\.$launchCount`, to ``PrefsObserving/value(of:)``, ``PrefsObserving/updates(of:)`` and
+    /// path, `\.$launchCount`, to ``PrefsObserving/value(of:)``, ``PrefsObserving/updates(of:initial:)`` and
     /// ``PrefsObserving/modify(_:_:)``.
     @propertyWrapper
     public struct Entry<Value> {
@@ -42,6 +47,9 @@ extension RVS_PersistentPrefs {
         public var name: String { definition.name }
         /// The value an absent (or undecodable) entry reads as; never written by reading.
         public var defaultValue: Value { definition.defaultValue }
+        /// The names the entry was stored under before, read when ``name`` is absent (see
+        /// <doc:SchemaEvolution>).
+        public var formerNames: [String] { definition.formerNames }
         var coding: EntryCoding<Value> { definition.coding }
 
         /// Declares an entry stored as its `Codable` property-list structure (or as itself, for the types
@@ -49,28 +57,152 @@ extension RVS_PersistentPrefs {
         /// - Parameters:
         ///   - wrappedValue: The default, given as the property's initial value.
         ///   - name: The entry name.
-        public init(wrappedValue: Value, _ name: String) where Value: Codable & SendableMetatype {
-            self.init(name: name, defaultValue: wrappedValue, coding: .codable())
+        ///   - formerNames: Names the entry was stored under before (see <doc:SchemaEvolution>): read when
+        ///     `name` is absent, and removed by the entry's next write.
+        public init(wrappedValue: Value, _ name: String, formerly formerNames: [String] = []) where Value: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(CodableBridge<Value>()))
         }
 
         /// Declares an entry stored as the raw value of its `RawRepresentable` value.
         /// - Parameters:
         ///   - wrappedValue: The default, given as the property's initial value.
         ///   - name: The entry name.
-        public init(wrappedValue: Value, _ name: String) where Value: RawRepresentable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
-            self.init(name: name, defaultValue: wrappedValue, coding: .rawRepresentable())
+        ///   - formerNames: Names the entry was stored under before: read when `name` is absent, and
+        ///     removed by the entry's next write.
+        public init(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value: RawRepresentable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(RawValueBridge<Value>()))
         }
 
         /// Declares an entry of a `Codable` `RawRepresentable` type (an enum with a raw type), stored as its raw value.
         /// - Parameters:
         ///   - wrappedValue: The default, given as the property's initial value.
         ///   - name: The entry name.
-        public init(wrappedValue: Value, _ name: String) where Value: RawRepresentable & Codable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
-            self.init(name: name, defaultValue: wrappedValue, coding: .rawRepresentable())
+        ///   - formerNames: Names the entry was stored under before: read when `name` is absent, and
+        ///     removed by the entry's next write.
+        public init(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value: RawRepresentable & Codable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(RawValueBridge<Value>()))
         }
 
-        private init(name: String, defaultValue: Value, coding: EntryCoding<Value>) {
-            definition = EntryDefinition(name: name, defaultValue: defaultValue, coding: coding)
+        /// Declares an entry stored in the form `bridge` gives its values: for a type that is neither
+        /// `Codable` nor `RawRepresentable`, or one that wants another stored form.
+        ///
+        /// ```swift
+        /// @Entry("accent", bridge: HexColorBridge()) var accent = RGB(red: 0, green: 122, blue: 255)
+        /// ```
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - bridge: Converts values to and from their stored form (see ``PropertyListBridge``).
+        ///   - formerNames: Names the entry was stored under before: read when `name` is absent, and
+        ///     removed by the entry's next write.
+        public init<Bridge: PropertyListBridge>(wrappedValue: Value, _ name: String, bridge: Bridge, formerly formerNames: [String] = [])
+        where Bridge.Value == Value {
+            self.init(name, wrappedValue, formerNames, EntryCoding(bridge))
+        }
+
+        // MARK: Changed types
+
+        /// Declares a `Codable` entry whose stored value may still be of an earlier type, `Old`: a stored
+        /// value that does not decode as `Value` is decoded as `Old` and converted by `upgrade`.
+        ///
+        /// ```swift
+        /// @Entry("appearance", upgrading: { (old: String) in Appearance(rawValue: old.lowercased()) ?? .system })
+        /// var appearance = Appearance.system
+        /// ```
+        ///
+        /// Nothing is written by reading: the converted value is stored only when the app writes the entry.
+        /// A stored value that is neither reads as the default, with `lastError` naming the entry.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        ///   - upgrade: Converts a value of the earlier type; if it throws, the entry reads as its default.
+        public init<Old: Decodable & SendableMetatype>(
+            wrappedValue: Value, _ name: String, formerly formerNames: [String] = [],
+            upgrading upgrade: @escaping @Sendable (Old) throws -> Value
+        ) where Value: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(CodableBridge<Value>()).upgrading(upgrade))
+        }
+
+        /// Declares a `RawRepresentable` entry whose stored value may still be of an earlier type, `Old`
+        /// that it converts with `upgrade`, as the `Codable` form of this initializer does.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        ///   - upgrade: Converts a value of the earlier type; if it throws, the entry reads as its default.
+        public init<Old: Decodable & SendableMetatype>(
+            wrappedValue: Value, _ name: String, formerly formerNames: [String] = [],
+            upgrading upgrade: @escaping @Sendable (Old) throws -> Value
+        ) where Value: RawRepresentable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(RawValueBridge<Value>()).upgrading(upgrade))
+        }
+
+        /// Declares a `Codable` `RawRepresentable` entry whose stored value may still be of an earlier
+        /// type, `Old`, stored as its raw value.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        ///   - upgrade: Converts a value of the earlier type; if it throws, the entry reads as its default.
+        public init<Old: Decodable & SendableMetatype>(
+            wrappedValue: Value, _ name: String, formerly formerNames: [String] = [],
+            upgrading upgrade: @escaping @Sendable (Old) throws -> Value
+        ) where Value: RawRepresentable & Codable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(RawValueBridge<Value>()).upgrading(upgrade))
+        }
+
+        // MARK: Raw-representable elements
+
+        /// Declares an `Optional` entry of a `RawRepresentable` type that need not be `Codable`, stored as
+        /// its raw value; `nil` removes the entry.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        public init<Element>(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value == Element?, Element: RawRepresentable & SendableMetatype, Element.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(OptionalBridge(wrapped: RawValueBridge<Element>())))
+        }
+
+        /// Declares an entry holding an array of a `RawRepresentable` type that need not be `Codable`,
+        /// stored as an array of raw values: `enum Level: String { case low, high }` in
+        /// `@Entry("levels") var levels: [Level] = []`.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        public init<Element>(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value == [Element], Element: RawRepresentable & SendableMetatype, Element.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(ArrayBridge(element: RawValueBridge<Element>())))
+        }
+
+        /// Declares an entry holding a set of a `RawRepresentable` type that need not be `Codable`,
+        /// stored as an array of raw values.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        public init<Element>(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value == Set<Element>, Element: RawRepresentable & Hashable & SendableMetatype, Element.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(SetBridge(element: RawValueBridge<Element>())))
+        }
+
+        /// Declares an entry holding a string-keyed dictionary of a `RawRepresentable` type that need not
+        /// be `Codable`, stored as a dictionary of raw values.
+        /// - Parameters:
+        ///   - wrappedValue: The default, given as the property's initial value.
+        ///   - name: The entry name.
+        ///   - formerNames: Names the entry was stored under before.
+        public init<Element>(wrappedValue: Value, _ name: String, formerly formerNames: [String] = [])
+        where Value == [String: Element], Element: RawRepresentable & SendableMetatype, Element.RawValue: Codable & SendableMetatype {
+            self.init(name, wrappedValue, formerNames, EntryCoding(DictionaryBridge(element: RawValueBridge<Element>())))
+        }
+
+        private init(_ name: String, _ defaultValue: Value, _ formerNames: [String], _ coding: EntryCoding<Value>) {
+            definition = EntryDefinition(name: name, formerNames: formerNames, defaultValue: defaultValue, coding: coding)
         }
 
         /// Not available: an `@Entry` property reads and writes its instance's collection, so it exists
@@ -82,7 +214,7 @@ extension RVS_PersistentPrefs {
         }
 
         /// The entry itself, as `$name`: its key path (`\.$launchCount`) names the entry for
-        /// ``PrefsObserving/value(of:)``, ``PrefsObserving/updates(of:)`` and
+        /// ``PrefsObserving/value(of:)``, ``PrefsObserving/updates(of:initial:)`` and
         /// ``PrefsObserving/modify(_:_:)``.
         public var projectedValue: Entry<Value> { self }
 
@@ -123,13 +255,32 @@ extension RVS_PersistentPrefs {
 @usableFromInline
 final class EntryDefinition<Value> {
     let name: String
+    let formerNames: [String]
     let defaultValue: Value
     let coding: EntryCoding<Value>
 
-    init(name: String, defaultValue: Value, coding: EntryCoding<Value>) {
+    init(name: String, formerNames: [String], defaultValue: Value, coding: EntryCoding<Value>) {
         self.name = name
+        self.formerNames = formerNames.filter { $0 != name }
         self.defaultValue = defaultValue
         self.coding = coding
+    }
+
+    /// The entry's stored form in `entries`: under its name, else under the first former name that holds one.
+    func storedForm(in entries: [String: PropertyListValue]?) -> PropertyListValue? {
+        guard let entries else { return nil }
+        if let current = entries[name] { return current }
+        for former in formerNames {
+            if let stored = entries[former] { return stored }
+        }
+        return nil
+    }
+
+    /// Stores `encoded` (`nil`: removes the entry) under the entry's name, removing its former names, as
+    /// every write of the entry does in the same locked update.
+    func store(_ encoded: PropertyListValue?, in entries: inout [String: PropertyListValue]) {
+        entries[name] = encoded
+        for former in formerNames { entries[former] = nil }
     }
 
     // The cache, kept as separate fields so that checking it copies no value.

@@ -26,10 +26,11 @@ extension RVS_PersistentPrefs {
     /// - Throws: Why the collection cannot be read, or ``PrefsError/invalidStoredEntry(entry:reason:)``.
     func loadEntry<Value>(_ entry: Entry<Value>) throws(PrefsError) -> Value {
         let definition = entry.definition
-        if let pinned = externalChanges.pinnedEntries {
-            // A change made elsewhere is being told: the value the instance last saw, for `.old`. Not
-            // cached, as it is not what is stored.
-            guard let stored = pinned[definition.name] else { return definition.defaultValue }
+        if notifications.recording != nil { notifications.recording!.typed.insert(definition.name) }
+        if let pinned = notifications.pinned {
+            // A notification is being told: the version of the collection it carries. Not cached, as it may
+            // not be what is stored.
+            guard let stored = definition.storedForm(in: pinned) else { return definition.defaultValue }
             do {
                 return try definition.coding.decode(stored)
             } catch {
@@ -48,7 +49,7 @@ extension RVS_PersistentPrefs {
            definition.storageKey == collection.storageKey {
             return try definition.cachedValue()
         }
-        let stored = found?.entries[definition.name]
+        let stored = definition.storedForm(in: found?.entries)
         // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
         if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
             definition.snapshot = found?.snapshot
@@ -108,17 +109,35 @@ extension RVS_PersistentPrefs {
     @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
         locked {
-            let encoded: PropertyListValue?
-            let encodable: Bool
             do {
-                encoded = try entry.coding.encode(value)
-                encodable = true
+                storeEntry(entry, try entry.coding.encode(value))
             } catch {
-                encoded = nil
-                encodable = false
+                storeEntry(entry, nil, encodable: false)
             }
-            perform(.entry(entry.name, encoded: encoded, encodable: encodable))
         }
+    }
+
+    /// Stores the stored form `encoded` of `entry` (`nil`: removes it) under its name, removing its former
+    /// names in the same update; a value that could not be encoded (`encodable` false) is refused.
+    @discardableResult
+    func storeEntry<Value>(_ entry: Entry<Value>, _ encoded: PropertyListValue?, encodable: Bool = true) -> Bool {
+        perform(.entry(entry.definition, encoded: encoded, encodable: encodable))
+    }
+}
+
+extension CollectionWrite {
+    /// Stores one typed entry's encoded value (`nil`: removes it) under its name, removing its former names,
+    /// or refuses it when it could not be encoded.
+    static func entry<Value>(_ entry: EntryDefinition<Value>, encoded: PropertyListValue?, encodable: Bool) -> CollectionWrite {
+        var write = CollectionWrite.entry(entry.name, encoded: encoded, encodable: encodable)
+        guard !entry.formerNames.isEmpty, case .edit(let edit) = write.change else { return write }
+        write.removing += entry.formerNames
+        write.change = .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
+            let removesOnly = try edit.apply(&stored)
+            for former in entry.formerNames { stored[former] = nil }
+            return removesOnly
+        }, isRepeatable: edit.isRepeatable))
+        return write
     }
 }
 

@@ -1,35 +1,38 @@
 import Foundation
+import PrefsPropertyList
 
-/// How one typed entry's values become property-list values and back: chosen once, when the `@Entry`
-/// property is declared, from what its type conforms to.
-///
-/// - `Codable` values are stored as their property-list structure (PropertyListValueEncoder).
-/// - `RawRepresentable` values are stored as their raw value, so that an enum reads in any tool as the
-///   string or number it stands for, and an untyped write of that raw value reads back as the case.
+/// How one typed entry's values become property-list values and back: the bridge chosen once, when the
+/// `@Entry` property is declared, from what its type conforms to (see EntryBridges.swift), or the one the
+/// declaration gives, with the conversion from an earlier stored type when the declaration has one.
 struct EntryCoding<Value>: Sendable {
     /// The stored form of a value; `nil` removes the entry (an `Optional` entry set to `nil`).
     let encode: @Sendable (Value) throws -> PropertyListValue?
     /// The value a stored form stands for.
     let decode: @Sendable (PropertyListValue) throws -> Value
 
-    static func codable() -> EntryCoding where Value: Codable & SendableMetatype {
-        EntryCoding(
-            encode: { try PropertyListValueEncoder.encode($0) },
-            decode: { try PropertyListValueDecoder.decode(Value.self, from: $0) }
-        )
+    init(encode: @escaping @Sendable (Value) throws -> PropertyListValue?, decode: @escaping @Sendable (PropertyListValue) throws -> Value) {
+        self.encode = encode
+        self.decode = decode
     }
 
-    static func rawRepresentable() -> EntryCoding where Value: RawRepresentable & SendableMetatype, Value.RawValue: Codable & SendableMetatype {
-        EntryCoding(
-            encode: { try PropertyListValueEncoder.encode($0.rawValue) },
-            decode: { stored in
-                let raw = try PropertyListValueDecoder.decode(Value.RawValue.self, from: stored)
-                guard let value = Value(rawValue: raw) else {
-                    throw PropertyListValueDecoder.corrupted("the stored raw value is not one of \(Value.self)", [])
-                }
-                return value
+    init<Bridge: PropertyListBridge>(_ bridge: Bridge) where Bridge.Value == Value {
+        self.init(encode: { try bridge.serialize($0) }, decode: { try bridge.deserialize($0) })
+    }
+
+    /// This coding, reading a stored form that does not decode as `Value` as an `Old` converted by
+    /// `upgrade`: what `@Entry(_:upgrading:)` declares. When neither reading works, the error is the one
+    /// decoding as `Value` gave, so that `lastError` speaks of the current type.
+    func upgrading<Old: Decodable & SendableMetatype>(_ upgrade: @escaping @Sendable (Old) throws -> Value) -> EntryCoding {
+        let decodeCurrent = decode
+        return EntryCoding(encode: encode, decode: { stored in
+            do {
+                return try decodeCurrent(stored)
+            } catch {
+                guard let old = try? PropertyListValueDecoder.decode(Old.self, from: stored),
+                      let upgraded = try? upgrade(old) else { throw error }
+                return upgraded
             }
-        )
+        })
     }
 
     /// Why `error`, thrown while decoding a `Value`, happened, in one phrase that never quotes the stored

@@ -1,8 +1,10 @@
 import Foundation
+import Synchronization
 
 /// What the registry needs to know of an `@Entry` property, whatever its value type.
 protocol DeclaredEntry {
     var name: String { get }
+    var formerNames: [String] { get }
 }
 
 extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
@@ -12,11 +14,13 @@ extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
 struct EntryRegistry: Sendable {
     /// The entry names, sorted.
     let names: [String]
+    /// The names a write may set or keep: the entry names and the names they were stored under before,
+    /// so that a collection still holding a former name can be written (the write removes it).
     let nameSet: Set<String>
 
     static let empty = EntryRegistry(names: [], nameSet: [])
 
-    private static let registries = Locked<[ObjectIdentifier: EntryRegistry]>([:])
+    private static let registries = Mutex<[ObjectIdentifier: EntryRegistry]>([:])
 
     /// The registry of `instance`'s class, made on first use.
     static func registry(of instance: RVS_PersistentPrefs) -> EntryRegistry {
@@ -36,6 +40,7 @@ struct EntryRegistry: Sendable {
     /// Two properties with one entry name are a programming error, stopped here with both names.
     private static func reflect(_ instance: RVS_PersistentPrefs) -> EntryRegistry {
         var properties: [String: String] = [:]  // entry name → property
+        var formerNames: Set<String> = []
         var mirror: Mirror? = Mirror(reflecting: instance)
         while let current = mirror {
             for child in current.children {
@@ -49,11 +54,12 @@ struct EntryRegistry: Sendable {
                     )
                 }
                 properties[entry.name] = property
+                formerNames.formUnion(entry.formerNames)
             }
             mirror = current.superclassMirror
         }
         if properties.isEmpty { return .empty }
-        return EntryRegistry(names: properties.keys.sorted(), nameSet: Set(properties.keys))
+        return EntryRegistry(names: properties.keys.sorted(), nameSet: formerNames.union(properties.keys))
     }
 }
 

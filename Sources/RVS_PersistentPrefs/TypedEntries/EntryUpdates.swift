@@ -3,7 +3,7 @@ import Foundation
 extension RVS_PersistentPrefs {
     /// The values of one typed entry over time: its current value first, then its value after each change.
     ///
-    /// Made by ``PrefsObserving/updates(of:)``. It hears what ``RVS_PersistentPrefs/changes`` hears
+    /// Made by ``PrefsObserving/updates(of:initial:)``. It hears what ``RVS_PersistentPrefs/changes`` hears
     /// (successful writes through the instance) and yields only when the entry's stored value changed, so a
     /// write of another entry, or of an equal value, yields nothing. An absent entry, or one that does not
     /// decode, yields the default. A reader that falls behind skips intermediate values, never the latest.
@@ -15,15 +15,17 @@ extension RVS_PersistentPrefs {
         public typealias Failure = Never
 
         let name: String
+        let formerNames: [String]
         let defaultValue: Value
         let decode: @Sendable (PropertyListValue) throws -> Value
-        let first: Value
+        /// The value when the sequence was made, yielded first unless `updates(of:initial: false)` made it.
+        let first: Value?
         let firstStored: PropertyListValue?
         let changes: AsyncStream<PrefsChange>
 
         /// Makes the iterator: its first element is the value the entry had when the sequence was made.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(sequence: self, base: changes.makeAsyncIterator(), last: firstStored)
+            Iterator(sequence: self, base: changes.makeAsyncIterator(), last: firstStored, deliveredFirst: first == nil)
         }
 
         /// Iterates the values of one entry.
@@ -36,7 +38,7 @@ extension RVS_PersistentPrefs {
             let sequence: EntryUpdates
             var base: AsyncStream<PrefsChange>.Iterator
             var last: PropertyListValue?
-            var deliveredFirst = false
+            var deliveredFirst: Bool
 
             /// The entry's next value, or `nil` once the instance is gone or the task is cancelled.
             public mutating func next() async -> Value? {
@@ -60,13 +62,14 @@ extension RVS_PersistentPrefs {
             struct Pending { let value: Value }
 
             private mutating func takeFirst() -> Pending? {
-                guard !deliveredFirst else { return nil }
+                guard !deliveredFirst, let first = sequence.first else { return nil }
                 deliveredFirst = true
-                return Pending(value: sequence.first)
+                return Pending(value: first)
             }
 
             private mutating func element(for change: PrefsChange) -> Pending? {
-                let stored = change.collection[sequence.name]
+                var stored = change.collection[sequence.name]
+                for former in sequence.formerNames where stored == nil { stored = change.collection[former] }
                 guard stored != last else { return nil }
                 last = stored
                 guard let stored else { return Pending(value: sequence.defaultValue) }
@@ -97,8 +100,13 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// It hears what ``RVS_PersistentPrefs/changes`` hears — successful writes through this instance —
     /// and yields only when this entry's stored value changed. Each call makes a new, independent
     /// sequence; see ``RVS_PersistentPrefs/EntryUpdates`` for its lifetime.
-    /// - Parameter entry: The key path of the entry's projected value: `\.$appearance` for `@Entry(…) var appearance`.
-    public func updates<Value: Sendable>(of entry: KeyPath<Self, RVS_PersistentPrefs.Entry<Value>>) -> RVS_PersistentPrefs.EntryUpdates<Value> {
+    ///
+    /// With `initial: false`, the current value is not yielded: the first element is the value after
+    /// the first change, for code that has already applied the current one.
+    /// - Parameters:
+    ///   - entry: The key path of the entry's projected value: `\.$appearance` for `@Entry(…) var appearance`.
+    ///   - initial: Whether the current value comes first (the default), or only changes are yielded.
+    public func updates<Value: Sendable>(of entry: KeyPath<Self, RVS_PersistentPrefs.Entry<Value>>, initial: Bool = true) -> RVS_PersistentPrefs.EntryUpdates<Value> {
         let entry = self[keyPath: entry]
         // Listening starts before the current value is read, so that no write in between is missed (one
         // seen twice is told apart by its stored value, and yielded once).
@@ -113,8 +121,8 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
             return (stored, value)
         }
         return RVS_PersistentPrefs.EntryUpdates(
-            name: entry.name, defaultValue: entry.defaultValue, decode: entry.coding.decode,
-            first: value, firstStored: stored, changes: changes
+            name: entry.name, formerNames: entry.formerNames, defaultValue: entry.defaultValue, decode: entry.coding.decode,
+            first: initial ? value : nil, firstStored: stored, changes: changes
         )
     }
 }

@@ -13,7 +13,7 @@ import TestSupport
 struct NumericCastTests {
     /// What was written, as the oracle sees it.
     indirect enum Written: Sendable {
-        case int(Int), double(Double), float(Float), bool(Bool)
+        case int(Int), uint(UInt64), double(Double), float(Float), bool(Bool)
         case array([Written]), dictionary([String: Written])
     }
 
@@ -26,6 +26,7 @@ struct NumericCastTests {
         "iInt32Min": (Int32.min, .int(Int(Int32.min))), "iUInt32Max": (UInt32.max, .int(Int(UInt32.max))),
         "i2p24p1": (16_777_217, .int(16_777_217)), "i2p53p1": ((1 << 53) + 1, .int((1 << 53) + 1)),
         "iMax": (Int.max, .int(Int.max)), "iMin": (Int.min, .int(Int.min)), "iUInt64": (UInt64(7), .int(7)),
+        "uMax": (UInt64.max, .uint(.max)), "aU64": ([UInt64.max, 1], .array([.uint(.max), .uint(1)])),
         "d0.8": (0.8, .double(0.8)), "d1.5": (1.5, .double(1.5)), "d5": (5.0, .double(5)), "d1": (1.0, .double(1)),
         "dMinus0": (-0.0, .double(-0.0)), "dMinus2.5": (-2.5, .double(-2.5)), "d1e300": (1e300, .double(1e300)),
         "dNaN": (Double.nan, .double(.nan)), "dInf": (Double.infinity, .double(.infinity)),
@@ -59,12 +60,15 @@ struct NumericCastTests {
             case (.bool, .bool(let bool)): return text(bool)
             case (_, .bool), (.cgFloat, _), (_, .array), (_, .dictionary): return nil
             case (.bool, .int(let int)): return int == 0 ? "false" : int == 1 ? "true" : nil
+            case (.bool, .uint(let int)): return int == 0 ? "false" : int == 1 ? "true" : nil
             case (.bool, .double(let double)): return double == 0 ? "false" : double == 1 ? "true" : nil
             case (.bool, .float(let float)): return float == 0 ? "false" : float == 1 ? "true" : nil
             case (.float, .int(let int)): return text(Float(exactly: int))
+            case (.float, .uint(let int)): return text(Float(exactly: int))
             case (.float, .double(let double)): return double.isNaN ? text(Float.nan) : text(Float(exactly: double))
             case (.float, .float(let float)): return text(float)
             case (.double, .int(let int)): return text(Double(exactly: int))
+            case (.double, .uint(let int)): return text(Double(exactly: int))
             case (.double, .double(let double)): return text(double)
             case (.double, .float(let float)): return text(Double(float))
             default: return integer(written)
@@ -90,6 +94,7 @@ struct NumericCastTests {
         private func exactly<T: BinaryInteger>(_ written: Written, _ type: T.Type) -> String? {
             switch written {
             case .int(let int): return T(exactly: int).map { "\($0)" }
+            case .uint(let int): return T(exactly: int).map { "\($0)" }
             case .double(let double): return double.isFinite ? T(exactly: double).map { "\($0)" } : nil
             case .float(let float): return float.isFinite ? T(exactly: float).map { "\($0)" } : nil
             default: return nil
@@ -186,6 +191,7 @@ struct NumericCastTests {
         #expect(table["mU8"]?["[String: UInt8]"] == "a=200,b=3")
         #expect(table["bTrue"]?["Bool"] == "true" && table["bTrue"]?["Int"] == "nil")
         #expect(table["d1.5"]?["CGFloat"] == "nil", "Foundation on Linux does not bridge NSNumber to CGFloat")
+        #expect(table["uMax"]?["UInt64"] == "18446744073709551615" && table["uMax"]?["Int64"] == "nil")
     }
 
     @Test("In the writing process too, a Float reads back as? Float equal to it, prints as written, and writes back unchanged")

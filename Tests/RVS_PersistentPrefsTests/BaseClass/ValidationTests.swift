@@ -24,7 +24,7 @@ enum BaseClassNonPlistValue: String, CaseIterable, Sendable {
     case urlDeepInArrays = "URL inside nested arrays"
     case structInDictionaryInArray = "a struct in a dictionary in an array"
     case set = "a Set"
-    case beyondInt64 = "UInt64.max"
+    case beyondUInt64 = "an Int128 above UInt64.max"
 
     var value: Any {
         switch self {
@@ -39,7 +39,7 @@ enum BaseClassNonPlistValue: String, CaseIterable, Sendable {
         case .urlDeepInArrays: return [[[URL(fileURLWithPath: "/deep")]]]
         case .structInDictionaryInArray: return [["point": BaseClassPoint()] as [String: Any]] as [Any]
         case .set: return Set(["a", "b"])
-        case .beyondInt64: return UInt64.max
+        case .beyondUInt64: return Int128(UInt64.max) + 1
         }
     }
 }

@@ -8,7 +8,7 @@ import TestSupport
 
 @Suite("Typed entries: observation")
 struct EntryObservationTests {
-    @Test("observe(\\.appearance, options: [.old, .new]) is given typed old and new values")
+    @Test("observe(\\.appearance, options: [.old, .new]) is given typed old and new values, and only when the entry changed")
     func keyPathObservationIsTyped() throws {
         let fixture = try TypedFixture()
         let settings = fixture.settings()
@@ -18,12 +18,12 @@ struct EntryObservationTests {
         }
         settings.appearance = .dark
         settings.appearance = .light
-        settings.launchCount = 2  // every write notifies, with this key path's values
+        settings.launchCount = 2    // another entry: not told
+        settings.appearance = .light  // the same value: not told
         settings["appearance"] = nil
         #expect(log.events == [
             ObservedNotification(isPrior: false, oldValue: .system, newValue: .dark),
             ObservedNotification(isPrior: false, oldValue: .dark, newValue: .light),
-            ObservedNotification(isPrior: false, oldValue: .light, newValue: .light),
             ObservedNotification(isPrior: false, oldValue: .light, newValue: .system),
         ])
         withExtendedLifetime(token) {}

@@ -33,6 +33,7 @@ func typeName(_ value: PropertyListValue) -> String {
     case .string: "string"
     case .bool: "bool"
     case .integer: "integer"
+    case .unsignedInteger: "unsigned integer"
     case .real: "real"
     case .float: "float"
     case .date: "date"
@@ -49,6 +50,8 @@ let xmlText = String(decoding: try sample.xmlPropertyListData(), as: UTF8.self)
 check(try PropertyListValue(propertyListText: xmlText).dictionaryValue?["integer"] == .integer(3))
 check(PropertyListValue(["count": 1] as [String: Any]) == .dictionary(["count": .integer(1)]))
 check(PropertyListValue(NSNull()) == nil, "NSNull is not a property-list value")
+check(PropertyListValue(UInt64.max) == .unsignedInteger(.max) && typeName(.unsignedInteger(.max)) == "unsigned integer")
+check(PropertyListValue.unsignedInteger(.max).nativeValue as? UInt64 == .max)
 check((sample.nativeValue as? [String: Any])?["string"] as? String == "text")
 do {
     _ = try PropertyListValue(propertyListData: Data("not a property list".utf8))
@@ -57,6 +60,23 @@ do {
     let failure: PropertyListCodingError = error
     check(!failure.reason.isEmpty && !failure.description.isEmpty)
 }
+
+// The Codable encoder and decoder, and a bridge of one's own.
+struct Size: Codable, Equatable { var width = 1, height = 2 }
+let encodedSize = try PropertyListValue(encoding: Size())
+check(try encodedSize == .dictionary(["width": .integer(1), "height": .integer(2)]) && encodedSize?.decode(Size.self) == Size())
+check(try PropertyListValue(encoding: Int?.none) == nil)
+struct Celsius: Equatable, Sendable { var degrees: Double }
+struct CelsiusBridge: PropertyListBridge {
+    struct NotANumber: Error {}
+    func serialize(_ value: Celsius) throws -> PropertyListValue? { .string("\(value.degrees)C") }
+    func deserialize(_ stored: PropertyListValue) throws -> Celsius {
+        guard case .string(let text) = stored, text.hasSuffix("C"), let degrees = Double(text.dropLast()) else { throw NotANumber() }
+        return Celsius(degrees: degrees)
+    }
+}
+let celsiusBridge: any PropertyListBridge<Celsius> = CelsiusBridge()
+check(try celsiusBridge.deserialize(celsiusBridge.serialize(Celsius(degrees: 21.5))!) == Celsius(degrees: 21.5))
 
 // MARK: Domains
 
@@ -96,6 +116,7 @@ func describe(_ error: PrefsError) -> String {
     case .readFailed(let path, let step, let errno), .writeFailed(let path, let step, let errno):
         "\(path) \(stepName(step)) \(step.description) \(step.isAfterReplacement) \(errno.rawValue) \(errno.description)"
     case .domainTooLarge(let path, let size, let limit): "\(path) \(size) \(limit)"
+    case .collectionFromNewerVersion(let stored, let supported): "\(stored) > \(supported)"
     case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
     case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
     case .storageUnreachable(let location, let reason): "\(location): \(reason)"
@@ -203,6 +224,21 @@ suite.setPersistentDomain(["replaced": 1], forName: suite.persistentDomainName)
 check(suite.persistentDomain(forName: suite.persistentDomainName)?["replaced"] as? Int == 1)
 suite.removePersistentDomain(forName: suite.persistentDomainName)
 check(suite.persistentDomain(forName: suite.persistentDomainName) == nil && suite.lastError == nil)
+suite.set(URL(fileURLWithPath: "/tmp/a file"), forKey: "fileURL")
+suite.set(URL(string: "https://example.com/x")!, forKey: "webURL")
+check(suite.string(forKey: "fileURL") == "/tmp/a file" && suite.url(forKey: "fileURL") == URL(fileURLWithPath: "/tmp/a file"))
+check(suite.url(forKey: "webURL") == URL(string: "https://example.com/x"))
+suite.setVolatileDomain(["volatile": true], forName: "Scratch")
+check(suite.volatileDomainNames.contains("Scratch") && suite.volatileDomain(forName: "Scratch")["volatile"] as? Bool == true)
+suite.removeVolatileDomain(forName: "Scratch")
+check(!suite.volatileDomainNames.contains("Scratch"))
+nonisolated(unsafe) var suiteChanges = 0
+let changeObserver = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: suite, queue: nil) { _ in
+    suiteChanges += 1
+}
+suite.set(1, forKey: "notified")
+NotificationCenter.default.removeObserver(changeObserver)
+check(suiteChanges == 1, "\(suiteChanges)")
 let processSuite = DefaultsSuite.shared(persistentDomain: sharedFile, globalDomain: nil)
 check(processSuite === DefaultsSuite.shared(persistentDomain: sharedFile, globalDomain: nil))
 
@@ -249,6 +285,11 @@ let token: NSKeyValueObservation = byName.observe(\.name, options: [.initial, .o
 let options: NSKeyValueObservingOptions = [.new]
 check(options.contains(.new) && !options.contains(PrefsObservingOptions.old))
 byName.name = "observed"
+let silentResult = byName.withoutNotifying { () -> Int in
+    byName.name = "silent"
+    return 1
+}
+check(silentResult == 1 && byName.name == "silent")
 token.invalidate()
 byName.name = "unheard"
 check(heard == ["after - ", "prior  -", "after  observed"], "\(heard)")
@@ -276,6 +317,48 @@ final class Typed: RVS_PersistentPrefs {
     @Entry("level") var level = Level.low
     @Entry("frame") var frame = Frame()
 }
+
+// Typed entries, complete, and schema evolution.
+final class Evolved: RVS_PersistentPrefs {
+    override class var schemaVersion: Int { 1 }
+    override func migrate(_ values: inout [String: Any], from version: Int) { values["migrated"] = version }
+    override var keys: [String] { super.keys + ["migrated"] }
+    @Entry("volume", formerly: ["vol"]) var volume: Float = 0.5
+    @Entry("theme", upgrading: { (old: Bool) in old ? Theme.dark : Theme.light }) var theme = Theme.light
+    @Entry("levels") var levels: [Level] = []
+    @Entry("maybeLevel") var maybeLevel: Level? = nil
+    @Entry("levelSet") var levelSet: Set<Level> = []
+    @Entry("levelByName") var levelByName: [String: Level] = [:]
+    @Entry("outside", bridge: CelsiusBridge()) var outside = Celsius(degrees: 10)
+}
+let evolvedSuite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: [])
+try evolvedSuite.setValue(.dictionary(["vol": .float(0.25), "theme": .bool(true)]), forKey: "evolved")
+let evolved = Evolved(key: "evolved", suite: evolvedSuite)
+check(Evolved.schemaVersion == 1 && RVS_PersistentPrefs.schemaVersion == 0 && evolved.values["migrated"] as? Int == 0)
+check(evolved.volume == 0.25 && evolved.theme == .dark && evolved.$volume.formerNames == ["vol"])
+evolved.volume = 0.75
+check(evolved.values["vol"] == nil && evolved.values["volume"] as? Float == 0.75)
+evolved.levels = [.high]
+evolved.maybeLevel = .low
+evolved.levelSet = [.low]
+evolved.levelByName = ["a": .high]
+evolved.outside = Celsius(degrees: -3)
+check(evolved.values["levels"] as? [Int] == [2] && evolved.values["outside"] as? String == "-3.0C")
+check(!evolved.isDefaultValue(\.$volume))
+evolved.reset(\.$volume)
+check(evolved.isDefaultValue(\.$volume) && evolved.values["volume"] == nil)
+func nextVolume(_ prefs: Evolved) async -> Float? {
+    var volumes = prefs.updates(of: \.$volume, initial: false).makeAsyncIterator()
+    prefs.volume = 0.1
+    return await volumes.next()
+}
+check(await nextVolume(evolved) == 0.1)
+final class OlderEvolved: RVS_PersistentPrefs {
+    @Entry("volume") var volume: Float = 0.5
+}
+let older = OlderEvolved(key: "evolved", suite: evolvedSuite)
+older.volume = 1
+if case .collectionFromNewerVersion(1, 0)? = older.lastError {} else { check(false, "\(String(describing: older.lastError))") }
 
 let suiteA = DefaultsSuite(persistentDomain: try FileDomainStorage(directory: root + "/typed", name: "app"), arguments: [])
 let suiteB = DefaultsSuite(persistentDomain: try FileDomainStorage(directory: root + "/typed", name: "app"), arguments: [])

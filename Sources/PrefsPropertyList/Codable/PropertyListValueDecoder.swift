@@ -7,11 +7,11 @@ import Foundation
 // quotes the stored value, so that `lastError` can be logged.
 
 /// Decodes `Decodable` values from ``PropertyListValue`` trees.
-enum PropertyListValueDecoder {
+package enum PropertyListValueDecoder {
     /// Decodes a `Value` from `value`.
     /// - Throws: `DecodingError` when `value` does not have the shape `Value` expects, or what `Value`'s own
     ///   `init(from:)` throws.
-    static func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
         try unbox(type, from: value, codingPath: [])
     }
 
@@ -58,6 +58,7 @@ enum PropertyListValueDecoder {
     /// A stored number, whichever way the codec represents it.
     enum Number {
         case integer(Int)
+        case unsigned(UInt64)
         case real(Double)
     }
 
@@ -65,6 +66,7 @@ enum PropertyListValueDecoder {
     static func number(_ value: PropertyListValue) -> Number? {
         switch value {
         case .integer(let int): .integer(int)
+        case .unsignedInteger(let int): .unsigned(int)
         case .real(let double): .real(double)
         case .float(let float): .real(Double(float))
         case .bool, .string, .date, .data, .array, .dictionary: nil
@@ -74,6 +76,9 @@ enum PropertyListValueDecoder {
     static func integer<Integer: FixedWidthInteger>(_ type: Integer.Type, from value: PropertyListValue, _ codingPath: [any CodingKey]) throws -> Integer {
         switch number(value) {
         case .integer(let int)?:
+            guard let result = Integer(exactly: int) else { throw corrupted("the number does not fit in \(type)", codingPath) }
+            return result
+        case .unsigned(let int)?:
             guard let result = Integer(exactly: int) else { throw corrupted("the number does not fit in \(type)", codingPath) }
             return result
         case .real(let double)?:
@@ -89,6 +94,7 @@ enum PropertyListValueDecoder {
     static func double(from value: PropertyListValue, _ codingPath: [any CodingKey]) throws -> Double {
         switch number(value) {
         case .integer(let int)?: return Double(int)
+        case .unsigned(let int)?: return Double(int)
         case .real(let double)?: return double
         case nil: throw mismatch(Double.self, value, codingPath)
         }
@@ -107,7 +113,7 @@ enum PropertyListValueDecoder {
     // MARK: Errors
 
     /// Marks the errors this decoder makes, whose messages never quote a value and so may be shown as they are.
-    struct OwnMessage: Error {}
+    package struct OwnMessage: Error {}
 
     static func mismatch(_ type: Any.Type, _ value: PropertyListValue, _ codingPath: [any CodingKey]) -> DecodingError {
         DecodingError.typeMismatch(type, DecodingError.Context(
@@ -117,7 +123,7 @@ enum PropertyListValueDecoder {
         ))
     }
 
-    static func corrupted(_ message: String, _ codingPath: [any CodingKey]) -> DecodingError {
+    package static func corrupted(_ message: String, _ codingPath: [any CodingKey]) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: codingPath, debugDescription: message, underlyingError: OwnMessage()))
     }
 
@@ -143,7 +149,7 @@ enum PropertyListValueDecoder {
     }
 
     /// What kind of value `value` is, in words, without its contents.
-    static func kind(of value: PropertyListValue) -> String {
+    package static func kind(of value: PropertyListValue) -> String {
         if case .string = value { return "a string" }
         if case .bool = value { return "a Boolean" }
         if case .date = value { return "a date" }

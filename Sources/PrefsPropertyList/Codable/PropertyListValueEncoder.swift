@@ -7,13 +7,13 @@ import Foundation
 // absolute string, UUID as its string, numbers as numbers.
 
 /// Encodes `Encodable` values as ``PropertyListValue`` trees.
-enum PropertyListValueEncoder {
+package enum PropertyListValueEncoder {
     /// The property-list structure of `value`, or `nil` when the value encodes as nothing but `nil` (an
     /// `Optional` holding nothing), which a typed entry stores by removing the entry.
     /// - Throws: `EncodingError.invalidValue` for what a property list cannot hold: `nil` inside a value, an
     ///   integer outside the `Int64` range, a nesting deeper than a domain file may hold; or what the value's
     ///   own `encode(to:)` throws.
-    static func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue? {
+    package static func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue? {
         let root = EncodingNode(isRoot: true)
         try root.store(value, codingPath: [])
         return try root.resolved()
@@ -70,12 +70,13 @@ final class EncodingNode {
         if Value.self == URL.self { return .string((value as! URL).absoluteString) }
         if Value.self == UUID.self { return .string((value as! UUID).uuidString) }
         if let integer = value as? any BinaryInteger {
-            guard let int = Int(exactly: integer) else {
+            // The untyped conversion's rule: `.integer`, or `.unsignedInteger` above `Int64.max`.
+            guard let number = PropertyListValue(integer) else {
                 throw EncodingError.invalidValue(value, EncodingError.Context(
-                    codingPath: codingPath, debugDescription: "the integer does not fit in a property-list integer (Int64)"
+                    codingPath: codingPath, debugDescription: "the integer does not fit in a property-list integer (Int64 or UInt64)"
                 ))
             }
-            return .integer(int)
+            return number
         }
         return nil
     }
@@ -187,12 +188,12 @@ struct PropertyListValueEncoding: Encoder {
 }
 
 /// A position in an array, as a coding key for paths.
-struct IndexCodingKey: CodingKey {
-    let intValue: Int?
-    var stringValue: String { "Index \(intValue ?? 0)" }
-    init(_ index: Int) { intValue = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { self.intValue = intValue }
+package struct IndexCodingKey: CodingKey {
+    package let intValue: Int?
+    package var stringValue: String { "Index \(intValue ?? 0)" }
+    package init(_ index: Int) { intValue = index }
+    package init?(stringValue: String) { nil }
+    package init?(intValue: Int) { self.intValue = intValue }
 }
 
 /// A string key of its own, for `superEncoder()` and dictionaries decoded by name.

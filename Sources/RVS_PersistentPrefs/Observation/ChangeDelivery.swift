@@ -1,0 +1,259 @@
+import PrefsPropertyList
+
+// Telling an instance's observers of changes: one queue of changes per instance, delivered in order by
+// whichever thread holds the instance's operation lock when the first change is queued. A write made while
+// a handler runs (the instance is delivering) is made at once and queued: it is told after that handler
+// returns, never by re-entering it, so a handler that writes what it observes cannot overflow the stack.
+
+/// One change, as told to an instance's observers, streams and Swift Observation.
+struct ChangeEvent {
+    /// The collection before the change: what observers' `.old` values are read over.
+    let before: [String: PropertyListValue]
+    /// The collection the change produced: what `.new` values are read over, and what streams get.
+    let after: [String: PropertyListValue]
+    /// The entries Swift Observation is told of.
+    let changedEntries: Set<String>
+    /// Whether its `.prior` notifications are still to be sent: for a change made elsewhere, or a write
+    /// made inside a handler. A write made otherwise sends them itself, before it is made.
+    let sendsPriors: Bool
+    /// The observers registered before a write through the instance; `nil` for a change whose
+    /// observers are those registered when it is delivered.
+    var audience: [ObserverList.Registration]? = nil
+    /// The observers the write announced itself to with `.prior`: they hear it whatever it changed.
+    var announced: Set<Int> = []
+}
+
+/// What an instance's notifications need between operations. Guarded by the instance's operation lock.
+struct NotificationState {
+    /// The changes not told yet, oldest first.
+    var pending: [ChangeEvent] = []
+    /// Whether a thread is telling changes (it holds the operation lock): writes are then only queued.
+    var isDelivering = false
+    /// The depth of ``RVS_PersistentPrefs/withoutNotifying(_:)`` calls: writes inside tell nobody.
+    var silenced = 0
+    /// While an observer's value is read over one version of the collection: that version, which the
+    /// instance's reads return (and its native form, once made).
+    var pinned: [String: PropertyListValue]?
+    var pinnedNative: [String: Any]?
+    /// While `observe` reads its key path once: the typed entries read, and whether anything else was.
+    var recording: EntryReads?
+
+    struct EntryReads {
+        var typed: Set<String> = []
+        var untyped = false
+    }
+}
+
+extension PropertyListValue {
+    /// Whether two stored forms (`nil`: absent) are the same, byte for byte as stored.
+    static func same(_ a: PropertyListValue?, _ b: PropertyListValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let a?, let b?): return a.isIdentical(to: b)
+        default: return false
+        }
+    }
+}
+
+extension RVS_PersistentPrefs {
+    /// Makes the writes inside `body` tell none of this instance's observers: no key-path observer,
+    /// ``changes`` stream or Swift Observation tracking hears them.
+    ///
+    /// Reach for it to apply a value that came from elsewhere without echoing it back, or to write from
+    /// inside a handler without being told of that write:
+    ///
+    /// ```swift
+    /// let token = prefs.observe(\.values) { prefs, _ in
+    ///     prefs.withoutNotifying { prefs["lastSeen"] = Date() }
+    /// }
+    /// ```
+    ///
+    /// Other instances and processes that watch the collection (``watchesExternalChanges``) still hear the
+    /// writes; this instance, if it watches, does not hear them later as changes made elsewhere. `body`
+    /// runs as one operation of the instance: other threads' operations on it wait until it returns, so do
+    /// not wait inside it for another thread that uses the instance. Writes other threads make meanwhile
+    /// are not silenced.
+    /// - Parameter body: The writes to make silently (and anything else).
+    /// - Returns: What `body` returns.
+    public func withoutNotifying<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try locked {
+            notifications.silenced += 1
+            defer { notifications.silenced -= 1 }
+            return try body()
+        }
+    }
+
+    /// Whether writes now tell nobody (inside ``withoutNotifying(_:)``). Under the operation lock.
+    var isSilenced: Bool { notifications.silenced > 0 }
+
+    /// Whether a handler is running: a write is then queued and told after it. Under the operation lock.
+    var isDelivering: Bool { notifications.isDelivering }
+
+    /// Queues `change` and, unless a handler is running (which tells it once it returns), tells every
+    /// queued change. Under the operation lock.
+    func tell(_ change: ChangeEvent) {
+        notifications.pending.append(change)
+        deliverPending()
+    }
+
+    /// Tells the queued changes in order, unless a handler is already running on this thread.
+    func deliverPending() {
+        guard !notifications.isDelivering else { return }
+        notifications.isDelivering = true
+        defer { notifications.isDelivering = false }
+        var next = 0
+        while next < notifications.pending.count {
+            let change = notifications.pending[next]
+            next += 1
+            deliver(change)
+            if next > 64 {
+                // Handlers that keep writing keep the queue growing at its end: drop what was told.
+                notifications.pending.removeFirst(next)
+                next = 0
+            }
+        }
+        notifications.pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs `body`, a handler called outside a delivery (`.initial`, `.prior` before a write), as a
+    /// delivery: writes inside it are queued, and told once it returns, unless this thread was delivering already.
+    func asHandler(_ body: () -> Void) {
+        let wasDelivering = notifications.isDelivering
+        notifications.isDelivering = true
+        body()
+        notifications.isDelivering = wasDelivering
+        if !wasDelivering { deliverPending() }
+    }
+
+    /// Tells one change: `.prior` notifications if it still owes them, then every observer that hears
+    /// it in the order they were added, then the streams, then Swift Observation.
+    private func deliver(_ change: ChangeEvent) {
+        let audience = (change.audience ?? observers.observers).filter { registration in
+            change.announced.contains(registration.id) || registration.observer.hears(change, by: self)
+        }
+        if change.sendsPriors {
+            for registration in audience where registration.observer.wantsPrior && observers.isRegistered(registration.id) {
+                registration.observer.sendPrior(to: self, before: change.before)
+            }
+        }
+        for registration in audience where observers.isRegistered(registration.id) {
+            registration.observer.send(change, to: self)
+        }
+        observers.publish(PrefsChange(collection: change.after))
+        notifyObservedChange(ofEntries: change.changedEntries)
+    }
+
+    /// Runs `body` with the instance's reads returning `collection`: how an observer's value is read over
+    /// the version of the collection a notification carries.
+    func reading<Result>(_ collection: [String: PropertyListValue], _ body: () -> Result) -> Result {
+        let saved = (notifications.pinned, notifications.pinnedNative)
+        notifications.pinned = collection
+        notifications.pinnedNative = nil
+        defer { (notifications.pinned, notifications.pinnedNative) = saved }
+        return body()
+    }
+
+    /// The native form of the pinned collection, made once per pin; `nil` when nothing is pinned.
+    func pinnedValues() -> [String: Any]? {
+        guard let pinned = notifications.pinned else { return nil }
+        if let native = notifications.pinnedNative { return native }
+        let native = pinned.nativeValues
+        notifications.pinnedNative = native
+        return native
+    }
+
+    /// Runs `body`, noting the entries it reads: the typed entries it read, when it read nothing else
+    /// (nothing but `@Entry` properties), else `nil`.
+    func readingEntries<Result>(_ body: () -> Result) -> (Result, Set<String>?) {
+        let saved = notifications.recording
+        notifications.recording = NotificationState.EntryReads()
+        defer { notifications.recording = saved }
+        let result = body()
+        let reads = notifications.recording!
+        return (result, reads.untyped || reads.typed.isEmpty ? nil : reads.typed)
+    }
+
+    /// The collection as a read of ``values`` finds it now, as property-list values: `[:]` when it cannot
+    /// be read (which leaves ``lastError`` alone).
+    func collectionAsRead() -> [String: PropertyListValue] {
+        var problems: [PrefsError] = []  // an administrator's file skipped: reported by the instance's own reads
+        guard let collection = try? collection(), let found = try? collection.read(problems: &problems) else { return [:] }
+        return found.entries
+    }
+}
+
+/// What telling one write through the instance needs, gathered before the write: who is told, and
+/// the collection before it.
+struct WriteNotification {
+    /// Inside ``RVS_PersistentPrefs/withoutNotifying(_:)``: nobody is told (a watching instance still
+    /// records the write as seen).
+    let silenced: Bool
+    /// Made while a handler runs: its `.prior` notifications are sent when it is told, after the write.
+    let nested: Bool
+    let watching: Bool
+    /// The observers registered before the write.
+    let audience: [ObserverList.Registration]
+    /// The collection before the write: for a watching instance, the one its observers were last told;
+    /// else read before the write, when anything needs it.
+    let before: [String: PropertyListValue]?
+
+    /// Whether a `.prior` notification is about to be sent before the write: then the write is checked
+    /// before the lock is taken, so that no prior announces a write that is then refused.
+    var sendsPriors: Bool { !silenced && !nested && audience.contains { $0.observer.wantsPrior } }
+}
+
+extension RVS_PersistentPrefs {
+    /// Before a write: gathers what telling it needs (see ``WriteNotification``). Under the operation lock.
+    func prepareNotification(of write: CollectionWrite) -> WriteNotification {
+        let silenced = isSilenced
+        let watching = externalChanges.isWatching
+        let audience = silenced ? [] : observers.observers
+        let before: [String: PropertyListValue]?
+        if watching {
+            before = externalChanges.collectionLastTold
+        } else if !silenced && (!audience.isEmpty || write.replacement != nil) {
+            before = collectionAsRead()
+        } else {
+            before = nil
+        }
+        return WriteNotification(silenced: silenced, nested: isDelivering, watching: watching, audience: audience, before: before)
+    }
+
+    /// Sends the `.prior` notifications of a write about to be made (it passed validation) to the
+    /// observers that hear it, and returns them: they hear the write whatever it turns out to change.
+    func announce(_ write: CollectionWrite, _ notification: WriteNotification) -> Set<Int> {
+        guard notification.sendsPriors else { return [] }
+        let before = notification.before ?? [:]
+        let announced = notification.audience.filter { $0.observer.wantsPrior && $0.observer.announces(write, to: self, over: before) }
+        asHandler {
+            for registration in announced where observers.isRegistered(registration.id) {
+                registration.observer.sendPrior(to: self, before: before)
+            }
+        }
+        return Set(announced.map(\.id))
+    }
+
+    /// After a successful write: tells it, or, inside ``withoutNotifying(_:)``, only records it as seen.
+    func tellWrite(_ write: CollectionWrite, _ notification: WriteNotification, announced: Set<Int>) {
+        if notification.silenced && !notification.watching { return }
+        let after = notification.watching || !observers.isEmpty ? collectionAsRead() : (write.replacement ?? [:])
+        let before = notification.before ?? [:]
+        var changed = write.namedEntries
+        if write.replacement != nil { changed.formUnion(Self.entriesThatDiffer(before, after)) }
+        var told = after
+        if notification.watching {
+            // What the observers were last told, with this write's entries as they are now: a change made
+            // elsewhere just before it, to other entries, is told by its own delivery, from the value the
+            // instance last saw.
+            told = before
+            for name in changed { told[name] = after[name] }
+            externalChanges.sawOwnWrite(told)
+        }
+        guard !notification.silenced else { return }
+        notifications.pending.append(ChangeEvent(
+            before: before, after: told, changedEntries: changed, sendsPriors: notification.nested,
+            audience: notification.nested ? nil : notification.audience, announced: announced
+        ))
+        if !notification.nested { deliverPending() }
+    }
+}
