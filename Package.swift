@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarnessTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "PrefsEtcd", "EtcdTestSupport"],
             path: "Tests/HarnessTests"
         ),
     ],
