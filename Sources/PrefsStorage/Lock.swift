@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-// The package's older lock types, for the code and tests that still use them. `Lock` and `WaitableValue`
-// are thin wrappers over `Synchronization.Mutex`, which the compiler checks; new code uses `Mutex` over
-// value-type state directly.
+// The package's older lock types, for the code and tests that still use them: thin wrappers over
+// `Synchronization.Mutex`, which the compiler checks (no `@unchecked Sendable`). New code uses `Mutex`
+// over value-type state directly.
 
 /// A mutual-exclusion lock with a closure-scoped critical section, for state the compiler cannot see
 /// (prefer `Mutex` over the state itself).
@@ -17,21 +17,15 @@ package final class Lock: Sendable {
     }
 }
 
-/// A value that is only ever read or changed while holding its own lock.
-///
-/// `@unchecked` because `Value` may be non-`Sendable` (SwiftObservation.swift keeps key paths in one):
-/// the lock makes access exclusive, but the compiler cannot know that a value taken out is not shared.
-/// Prefer `Mutex` over value-type state, which the compiler checks; this goes when its last such use does.
-package final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+/// A value that is only ever read or changed while holding its own lock: a `Mutex` that is a class, so
+/// that it can be shared by reference (tests use it for what their handlers record).
+package final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
 
-    package init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { mutex = Mutex(value) }
 
-    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> sending Result) throws(Failure) -> sending Result {
+        try mutex.withLock { (value: inout Value) throws(Failure) -> sending Result in try body(&value) }
     }
 }
 

@@ -164,6 +164,20 @@ struct FileDomainTests {
         }
     }
 
+    @Test("A domain whose file is missing costs one stat() a read, not an open(), and a file made later is read")
+    func missingFilesCostOneStat() throws {
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "absent", durable: false, system: SystemCalls(faults: faults))
+        #expect(try domain.snapshot().exists == false)
+        faults.clearRecordedCalls()
+        #expect(try domain.snapshot().exists == false)
+        #expect(faults.recordedCalls.map(\.call) == [.stat])
+        #expect(!domain.isKnownToExist)
+        try self.domain("absent").modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        #expect(try domain.snapshot().contents == ["k": .integer(1)])
+        #expect(domain.isKnownToExist)
+    }
+
     @Test("A write refused because the domain file is a FIFO, or a symbolic link to one, creates nothing: no lock file, no temporary file")
     func refusedWritesCreateNothing() throws {
         for throughLink in [false, true] {

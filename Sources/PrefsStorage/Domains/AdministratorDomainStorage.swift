@@ -10,15 +10,38 @@ import Synchronization
 /// A forced (managed) file is honoured only while it and its directory (what the directory resolves to,
 /// when it is a symbolic link) belong to root or to this process's user and are writable by nobody
 /// else: otherwise anyone could force settings on the user.
+///
+/// Every read of every collection consults these files, and most machines have none of them. So each
+/// object watches its file for as long as the process lives (one inotify watch, on the nearest directory
+/// that exists), and a read that last found no file, or found it already checked, trusts that while the
+/// watch has told of nothing since. Where the file's directory exists, the watch vouches for reads as it
+/// does for any domain file (one `ioctl` a read, and fresh: pending events are taken first). Where the
+/// directory does not exist (most machines), nothing is checked at all: a directory and file made later
+/// are seen once the watch thread has handled their events, normally within a millisecond (where only
+/// polling serves, within ``DomainWatching/pollingInterval``).
 package final class AdministratorDomainStorage: DomainStorage {
     /// The file, read as any domain file is (cached, validated by the process's watch where it has one).
     package let file: FileDomainStorage
     /// Whether the file's owner and mode must prove that only root or this user could have written it.
     package let verifiesOwnership: Bool
+    /// Bumped by the watch whenever the file, or the path to it, may have changed.
+    private let changes = Atomic<UInt64>(0)
+    /// What the last read found that may be trusted while `changes` is unchanged: that there was no file,
+    /// or that the file's owner and mode passed the checks.
+    private let trusted = Mutex<(token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)?>(nil)
+    private let watch = Mutex<(any DomainChangeWatch)?>(nil)
 
     package init(_ file: FileDomainStorage, verifiesOwnership: Bool) {
         self.file = file
         self.verifiesOwnership = verifiesOwnership
+    }
+
+    /// Starts the watch that lets reads trust what they found; until then every read checks the file.
+    private func startWatching() {
+        let started = file.watchChanges { [weak self] in
+            self?.changes.add(1, ordering: .releasing)
+        }
+        watch.withLock { $0 = started }
     }
 
     private static let registry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
@@ -30,6 +53,7 @@ package final class AdministratorDomainStorage: DomainStorage {
         registry.withLock { domains in
             if let existing = domains[ObjectIdentifier(file)] { return existing }
             let domain = AdministratorDomainStorage(file, verifiesOwnership: verifiesOwnership)
+            domain.startWatching()
             domains[ObjectIdentifier(file)] = domain
             return domain
         }
@@ -40,6 +64,20 @@ package final class AdministratorDomainStorage: DomainStorage {
     /// The file's contents; a file that cannot be used throws
     /// ``PrefsError/administratorFileIgnored(path:reason:)``, which the search list reports and skips.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {
+        // Both taken before the file is looked at: a change after this point makes them differ next time.
+        // The token, where the watch vouches, is fresh (pending events first); the count of changes told
+        // serves where it cannot (a directory that does not exist yet).
+        // A system file found last time needs no token of its own: its read below validates itself.
+        let needsToken = verifiesOwnership || trusted.withLock { $0?.missing ?? true }
+        let token = needsToken ? file.freshnessToken : nil
+        let seen = changes.load(ordering: .acquiring)
+        let watched = watch.withLock { $0 != nil }
+        let trust = watched ? trusted.withLock { current -> (token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)? in
+            guard let current else { return nil }
+            let unchanged = token != nil ? current.token == token : (current.token == nil && current.changes == seen)
+            return unchanged ? current : nil
+        } : nil
+        if trust?.missing == true { return .missing }
         let snapshot: DomainSnapshot
         do {
             snapshot = try file.snapshot()
@@ -52,8 +90,11 @@ package final class AdministratorDomainStorage: DomainStorage {
             }
         }
         // Checked only where there is something to honour: a missing file forces nothing.
-        if verifiesOwnership && snapshot.exists, let problem = ownershipProblem() {
-            throw .administratorFileIgnored(path: file.path, reason: problem)
+        if verifiesOwnership && snapshot.exists && trust?.ownershipChecked != true {
+            if let problem = ownershipProblem() { throw .administratorFileIgnored(path: file.path, reason: problem) }
+        }
+        if watched {
+            trusted.withLock { $0 = (token, seen, !snapshot.exists, snapshot.exists && verifiesOwnership) }
         }
         return snapshot
     }

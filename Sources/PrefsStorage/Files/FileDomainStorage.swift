@@ -41,6 +41,10 @@ public final class FileDomainStorage: DomainStorage {
     /// Tells a read whether the file may have changed since it was cached, with no system call of
     /// this domain's own (see ``ReadFreshness``); asked for once, so that a read looks nothing up.
     private let freshness: any FreshnessTracker
+
+    /// The file's freshness token now (see ``FreshnessTracker/currentToken()``), for a domain built on this
+    /// one that caches what it derives from the file.
+    package var freshnessToken: FreshnessToken? { freshness.currentToken() }
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
 
     /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
@@ -55,7 +59,7 @@ public final class FileDomainStorage: DomainStorage {
 
     /// Whether the last read or write of this process found (or made) the domain file. A hint only:
     /// the file may have been removed since.
-    public var isKnownToExist: Bool { cache.withLock { $0 != nil } }
+    public var isKnownToExist: Bool { cache.withLock { $0.map { !$0.isMissing } ?? false } }
 
     /// Makes the domain `<directory>/<name>.plist`.
     ///
@@ -130,29 +134,33 @@ public final class FileDomainStorage: DomainStorage {
             return try result.get()
         }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
-        // `fstat` of the opened file gives its identity.
-        if cached?.mayHaveChangedUnseen == false, let cachedIdentity = cached?.identity {
+        // `fstat` of the opened file gives its identity. A file found missing is checked with a `stat`
+        // alone: a search list holds domains that usually do not exist (system-wide and administrators'
+        // files), and each read of one must cost no more than that.
+        if cached?.mayHaveChangedUnseen == false, cached?.identity != nil || cached?.isMissing == true {
             let identity: FileIdentity
             do {
                 identity = FileIdentity(try system.stat(path, cString: pathCString))
             } catch {
                 if error == .noSuchFileOrDirectory {
-                    cached = nil
+                    if cached?.isMissing != true { cached = .missing }
+                    cached?.watchToken = token
                     return .missing
                 }
                 throw .readFailed(path: path, step: .stat, errno: error)
             }
-            if cachedIdentity == identity, let result = cached?.result {
+            if let cachedIdentity = cached?.identity, cachedIdentity == identity, let result = cached?.result {
                 cached?.watchToken = token
                 return try result.get()
             }
         }
         guard let (openedIdentity, bytes, eventsReachDirectory) = try readFile() else {
-            cached = nil
+            cached = .missing
+            cached?.watchToken = token
             return .missing
         }
         let result: Result<DomainSnapshot, PrefsError>
-        if let previous = cached, previous.bytes == bytes {
+        if let previous = cached, !previous.isMissing, previous.bytes == bytes {
             // Same bytes: keep the parsed result (and never re-parse a bad file, which leaks in Foundation).
             result = previous.result
         } else {
@@ -497,6 +505,8 @@ struct CachedDomain {
     /// with no other hard link: only then is every change to it an event in the domain's directory, and
     /// a watch's token may stand in for a `stat()`.
     let eventsReachDirectory: Bool
+    /// Whether this records that there was no file (see ``missing``).
+    var isMissing = false
 
     init(identity: FileIdentity, bytes: [UInt8], result: Result<DomainSnapshot, PrefsError>, eventsReachDirectory: Bool) {
         self.identity = identity
@@ -504,6 +514,19 @@ struct CachedDomain {
         self.result = result
         self.mayHaveChangedUnseen = identity.isRecent
         self.eventsReachDirectory = eventsReachDirectory
+    }
+
+    /// No file: what a read found last. A file created later is an event in the directory, and has an
+    /// identity a `stat` finds.
+    static let missing = CachedDomain(missing: ())
+
+    private init(missing: Void) {
+        identity = nil
+        bytes = []
+        result = .success(.missing)
+        mayHaveChangedUnseen = false
+        eventsReachDirectory = true
+        isMissing = true
     }
 
     /// A version whose file identity is not known: trusted only after a re-read finds the same bytes.

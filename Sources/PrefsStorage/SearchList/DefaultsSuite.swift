@@ -242,25 +242,14 @@ public final class DefaultsSuite: Sendable {
         try find(key).map { ($0.value, $0.domain) }
     }
 
-    /// A value found by the search list, with the snapshots it was built from, so that a caller can
-    /// cache what it derives from the value by their identity.
+    /// A value found by the search list, with the snapshot it came from, so that a caller can cache what
+    /// it derives from the value by the snapshot's identity.
     package struct Found {
         package let value: PropertyListValue
         package let domain: SearchDomain
-        /// The snapshot of the domain that supplied the value, when one domain did.
+        /// The snapshot of the domain that supplied the value, when one domain did; `nil` for a value
+        /// built entry by entry from several (which callers then do not cache).
         package let snapshot: DomainSnapshot?
-        /// When the value was built entry by entry: the snapshots of every domain read to build it, in
-        /// search-list order (empty otherwise, so that the common read allocates nothing).
-        package let layers: [DomainSnapshot]
-
-        init(value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot) {
-            (self.value, self.domain, self.snapshot, self.layers) = (value, domain, snapshot, [])
-        }
-
-        init(value: PropertyListValue, domain: SearchDomain, layers: [DomainSnapshot]) {
-            (self.value, self.domain, self.snapshot, self.layers) = (value, domain, nil, layers)
-        }
-
     }
 
     /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring
@@ -294,17 +283,14 @@ public final class DefaultsSuite: Sendable {
         var forced: [PropertyListValue] = []
         var whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?
         var defaults: [PropertyListValue] = []
-        var snapshots: [DomainSnapshot] = []
         for source in sources {
             if source.role.combination == .wholeValue {
                 guard whole == nil else { continue }
                 let snapshot = try source.storage.snapshot()
-                snapshots.append(snapshot)
                 if let value = snapshot.contents[key] { whole = (value, source.role, snapshot) }
                 continue
             }
             guard let snapshot = Self.administratorSnapshot(source, problems: &problems) else { continue }
-            snapshots.append(snapshot)
             guard let value = snapshot.contents[key] else { continue }
             if collection, value.dictionaryValue == nil {
                 problems.append(.administratorFileIgnored(
@@ -313,7 +299,7 @@ public final class DefaultsSuite: Sendable {
             }
             if source.role.combination == .forcedEntries { forced.append(value) } else { defaults.append(value) }
         }
-        return Self.combine(forced: forced, whole: whole, defaults: defaults, snapshots: snapshots)
+        return Self.combine(forced: forced, whole: whole, defaults: defaults)
     }
 
     /// The snapshot of a managed or system domain, or `nil` (with the reason in `problems`) when it
@@ -338,7 +324,7 @@ public final class DefaultsSuite: Sendable {
 
     /// Builds the value of one key from what each kind of domain holds (see ``find(_:collection:problems:)``).
     private static func combine(forced: [PropertyListValue], whole: (value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot)?,
-                                defaults: [PropertyListValue], snapshots: [DomainSnapshot]) -> Found? {
+                                defaults: [PropertyListValue]) -> Found? {
         // Nothing from an administrator: the value is one domain's, cached by its snapshot as usual.
         if forced.isEmpty && defaults.isEmpty {
             return whole.map { Found(value: $0.value, domain: $0.domain, snapshot: $0.snapshot) }
@@ -359,7 +345,7 @@ public final class DefaultsSuite: Sendable {
             if whole == nil { domain = .managed }
         }
         guard let result, let domain else { return nil }
-        return Found(value: result, domain: domain, layers: snapshots)
+        return Found(value: result, domain: domain, snapshot: nil)
     }
 
     /// `upper` over `lower`: the entries of two dictionaries, `upper`'s winning; any other value whole.

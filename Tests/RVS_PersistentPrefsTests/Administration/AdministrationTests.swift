@@ -215,6 +215,43 @@ struct AdministratorChangeWatchingTests {
         token.invalidate()
         prefs.watchesExternalChanges = false
     }
+
+    @Test("A system or managed file that did not exist when last read is seen, and heard, once installed", arguments: ["system", "managed"])
+    func installedLater(kind: String) throws {
+        let path = kind == "system" ? fixture.xdgFile : fixture.managedFile
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        #expect(prefs.appearance == "system")
+        #expect(prefs.appearance == "system")  // the second read trusts the missing file while nothing is heard
+        let heard = WaitableValue<[String]>([])
+        prefs.watchesExternalChanges = true
+        let token = prefs.observe(\.appearance, options: [.new]) { _, change in
+            if let value = change.newValue { heard.update { $0.append(value) } }
+        }
+        fixture.install(["appearance": .string("dark")], at: path)
+        #expect(heard.wait { $0.contains("dark") })
+        #expect(prefs.appearance == "dark")
+        #expect(prefs.isForced("appearance") == (kind == "managed"))
+        token.invalidate()
+        prefs.watchesExternalChanges = false
+    }
+
+    @Test("A managed file made writable by others after it was honoured is ignored from then on")
+    func madeInsecureLater() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        #expect(prefs.appearance == "dark")
+        let heard = WaitableValue<[String]>([])
+        prefs.watchesExternalChanges = true
+        let token = prefs.observe(\.appearance, options: [.new]) { _, change in
+            if let value = change.newValue { heard.update { $0.append(value) } }
+        }
+        chmod(fixture.managedFile, 0o666)
+        #expect(heard.wait { $0.contains("system") })
+        #expect(prefs.appearance == "system")
+        if case .administratorFileIgnored? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        token.invalidate()
+        prefs.watchesExternalChanges = false
+    }
 }
 
 @Suite("Services without a home: STATE_DIRECTORY, or a clear reason")
