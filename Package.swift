@@ -13,6 +13,9 @@ let package = Package(
     name: "RVS_PersistentPrefs",
     products: [
         .library(name: "RVS_PersistentPrefs", targets: ["RVS_PersistentPrefs"]),
+        // Domains kept in an etcd cluster (SPEC §8): a separate product, so that an app that does not import
+        // it links no networking code and no OpenSSL.
+        .library(name: "PrefsEtcd", targets: ["PrefsEtcd"]),
         .executable(name: "harness", targets: ["harness"]),
     ],
     targets: [
@@ -25,9 +28,22 @@ let package = Package(
             dependencies: ["PrefsStorage", "PrefsPropertyList"],
             path: "Sources/RVS_PersistentPrefs"
         ),
+        // The system's OpenSSL, for the https endpoints of PrefsEtcd only.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "PrefsEtcd",
+            dependencies: ["PrefsStorage", "PrefsPropertyList", "COpenSSL"],
+            path: "Sources/PrefsEtcd"
+        ),
         .executableTarget(
             name: "harness",
-            dependencies: ["RVS_PersistentPrefs"],
+            // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`.
+            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport"],
             path: "Harness",
             exclude: [],
             resources: [.copy("SettingsSchema.plist")]
@@ -40,6 +56,14 @@ let package = Package(
         ),
         // What every test target shares: temporary directories and child processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A real three-member etcd cluster started from the `etcd` binary, for the PrefsEtcd tests.
+        .target(name: "EtcdTestSupport", dependencies: ["TestSupport", "PrefsEtcd"], path: "Tests/EtcdTestSupport"),
+        // A child process for the PrefsEtcd multi-process tests, attached to one member of the cluster.
+        .executableTarget(
+            name: "EtcdTestWorker",
+            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"],
+            path: "Tests/EtcdTestWorker"
+        ),
         .testTarget(
             name: "PrefsPropertyListTests",
             dependencies: ["PrefsPropertyList", "TestSupport"],
@@ -56,8 +80,13 @@ let package = Package(
             path: "Tests/RVS_PersistentPrefsTests"
         ),
         .testTarget(
+            name: "PrefsEtcdTests",
+            dependencies: ["PrefsEtcd", "RVS_PersistentPrefs", "TestSupport", "EtcdTestSupport", "EtcdTestWorker"],
+            path: "Tests/PrefsEtcdTests"
+        ),
+        .testTarget(
             name: "HarnessTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "PrefsEtcd", "EtcdTestSupport"],
             path: "Tests/HarnessTests"
         ),
     ],

@@ -67,7 +67,9 @@ echo "-- docs 1/7: building $module and extracting its symbol graph (scratch: $b
 # public symbols users reach through `import RVS_PersistentPrefs`: they are documented in the same catalog, so
 # the symbol graph is extracted for the library with those modules' symbols included.
 # -emit-extension-block-symbols documents the library's extensions of Swift types.
-if ! swift build --target "$module" --scratch-path "$build" >"$scratch/build.log" 2>&1; then
+# PrefsEtcd, the second library product, is built too: its public symbols are checked below, and the catalog's
+# snippets import it.
+if ! { swift build --target "$module" --scratch-path "$build" && swift build --target PrefsEtcd --scratch-path "$build"; } >"$scratch/build.log" 2>&1; then
     cat "$scratch/build.log" >&2
     echo "check-docs: the library does not build" >&2
     exit 1
@@ -94,8 +96,21 @@ if [ ! -f "$symbols/$module.symbols.json" ]; then
     echo "check-docs: no symbol graph was extracted (see the output above)" >&2
     exit 1
 fi
+# PrefsEtcd's symbols get the same doc-comment check, from a graph of their own (the catalog documents one module).
+etcd_symbols="$scratch/symbol-graphs-PrefsEtcd"
+rm -rf "$etcd_symbols"
+mkdir -p "$etcd_symbols"
+# PrefsEtcd's module needs the module map of the system's OpenSSL (Sources/COpenSSL) wherever it is loaded.
+if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" "${c_module_maps[@]}" -I "$root/Sources/COpenSSL" -target "$(uname -m)-unknown-linux-gnu" \
+        -minimum-access-level public -output-dir "$etcd_symbols" -emit-extension-block-symbols >"$scratch/extract-etcd.log" 2>&1; then
+    cat "$scratch/extract-etcd.log" >&2
+    echo "check-docs: swift-symbolgraph-extract failed for PrefsEtcd" >&2
+    exit 1
+fi
 
-python3 - "$symbols" "$module" "$reexported" <<'PY'
+for graph in "$symbols $module $reexported" "$etcd_symbols PrefsEtcd PrefsEtcd"; do
+# shellcheck disable=SC2086
+python3 - $graph <<'PY'
 # Every symbol the library and its re-exported layers declare must have a doc comment of its own. Symbols that the compiler
 # synthesizes or inherits from standard protocols (OptionSet's methods, Equatable's !=, RawRepresentable's
 # init(rawValue:)) have no declaration in the library and are skipped.
@@ -116,12 +131,13 @@ for path in sorted(glob.glob(os.path.join(directory, "*.symbols.json"))):
         if not text or comment.get("module", module) not in own_modules:
             where = location.split("/Sources/", 1)[-1]
             missing.append(f"{'/'.join(symbol['pathComponents'])} ({where}:{symbol['location']['position']['line'] + 1})")
-print(f"   {checked} public symbols declared in Sources/, each with a doc comment: "
+print(f"   {checked} public symbols of {module} declared in Sources/, each with a doc comment: "
       + ("yes" if not missing else f"NO, {len(missing)} without"))
 for entry in missing:
     print(f"   missing doc comment: {entry}")
 sys.exit(1 if missing else 0)
 PY
+done
 
 # ── 2. DocC ──────────────────────────────────────────────────────────────────────────────────────────────
 echo "-- docs 2/7: docc convert $catalog --warnings-as-errors"
@@ -269,7 +285,7 @@ PY
 IFS=$'\t' read -r compiled fragments < <(head -n 1 "$units/summary")
 while IFS=$'\t' read -r unit file blocks line; do
     if ! swiftc -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
-            -I "$modules" "${c_module_maps[@]}" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
+            -I "$modules" "${c_module_maps[@]}" -I "$root/Sources/COpenSSL" -module-name "DocSnippet_$unit" "$units/$unit/main.swift" \
             >"$units/$unit/log" 2>&1; then
         cat "$units/$unit/log" >&2
         echo "check-docs: the snippets of $file (from line $line) do not compile warning-free" >&2

@@ -13,6 +13,7 @@ enum BenchCommand: Subcommand {
 
     static var usage: String { """
         usage: harness bench [--quick] [--json PATH] [--directory PATH]
+               harness bench --etcd [--quick] [--json PATH]
 
         Measures the library against Foundation's UserDefaults (peer) and the bare system calls
         (floor), interleaved sample by sample, and prints a table and one line per case:
@@ -27,6 +28,8 @@ enum BenchCommand: Subcommand {
         watcher over idle_s seconds (10, or 1 with --quick).
         \(negativeFiguresNote)
 
+          --etcd            measure an etcd domain instead, against the bare gateway calls, on a
+                            three-member cluster started on loopback (needs Debian's etcd-server)
           --quick           fewer samples: the whole run takes well under 30 seconds
           --json PATH       also write every sample, in microseconds, as JSON to PATH
           --samples N       exactly N samples per case (for a smoke test; the figures mean little)
@@ -52,11 +55,16 @@ enum BenchCommand: Subcommand {
             return
         }
         let quick = arguments.flag("--quick")
+        let etcd = arguments.flag("--etcd")
         let jsonPath = try arguments.option("--json", needs: "a PATH (see harness bench --help)")
         let sampleCount = try arguments.option("--samples", needs: "a positive whole number (see harness bench --help)") { text in
             Int(text).flatMap { $0 > 0 ? $0 : nil }
         }
         try arguments.finish { "unknown option \($0) (see harness bench --help)" }
+        if etcd {
+            try BenchEtcd.report(quick: quick, samples: sampleCount, json: jsonPath)
+            return
+        }
         let workspace = try BenchWorkspace(directory: context.directory)
         defer { workspace.removeIfPrivate() }
         // Foundation reads XDG_CONFIG_HOME once, early, so the peer's files can be moved into the

@@ -27,7 +27,10 @@ enum DefaultsInspector: Subcommand {
     /// Where the domains are: the one place that chooses, from the options, the catalog every verb uses.
     /// Another kind of domain (an option such as `--etcd URL`) is one more case here.
     static func catalog(_ arguments: inout Arguments, _ context: HarnessContext) throws(HarnessError) -> any DomainCatalog {
-        DomainDirectory(path: context.directory ?? DefaultsLocations.preferencesDirectory())
+        if let endpoints = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas") {
+            return try EtcdCatalog(endpoints: endpoints)
+        }
+        return DomainDirectory(path: context.directory ?? DefaultsLocations.preferencesDirectory())
     }
 
     /// Runs one inspector command on the domains in `directory` (the demos call this directly).

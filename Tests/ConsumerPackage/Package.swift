@@ -30,6 +30,15 @@ let package = Package(
             name: "CustomBackend",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
         ),
+        // Settings shared through an etcd cluster with the second product, PrefsEtcd (SPEC §8); .ci/run runs it
+        // against a one-member loopback cluster.
+        .executableTarget(
+            name: "EtcdFleet",
+            dependencies: [
+                .product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs"),
+                .product(name: "PrefsEtcd", package: "RVS_PersistentPrefs"),
+            ]
+        ),
         // The same API from an app still in the Swift 5 language mode.
         .executableTarget(
             name: "Swift5Mode",

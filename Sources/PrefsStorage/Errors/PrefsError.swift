@@ -34,6 +34,7 @@ import PrefsPropertyList
 /// - ``invalidStoredEntry(entry:reason:)``
 /// - ``domainUnreadable(path:reason:)``
 /// - ``readFailed(path:step:errno:)``
+/// - ``storageUnreachable(location:reason:)``
 ///
 /// ### Failed Writes
 /// - ``writeFailed(path:step:errno:)``
@@ -130,6 +131,14 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// `path` unreadable. Nothing was written; other collections are untouched.
     case domainTooLarge(path: String, size: Int, limit: Int)
 
+    /// A domain kept by a server (an etcd cluster, through `PrefsEtcd`) could not be reached within the
+    /// operation's timeout: `location` names the domain and its endpoints, `reason` what was tried at each
+    /// endpoint and how it failed (never a credential or a value).
+    ///
+    /// Nothing was changed by the failed operation; the next one tries again, so the domain recovers by
+    /// itself when the server does.
+    case storageUnreachable(location: String, reason: String)
+
     /// A write was refused because the collection was stored by a newer version of the app: its schema
     /// version, `stored`, is above `supported`, the ``RVS_PersistentPrefs/schemaVersion`` of this
     /// instance's class. The collection is read as it is; no write of this version changes it, so that
@@ -185,6 +194,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Could not write \(path): \(step) failed: \(errno); nothing was changed"
         case .domainTooLarge(let path, let size, let limit):
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
+        case .storageUnreachable(let location, let reason):
+            return "Could not reach \(location): \(reason)"
         case .collectionFromNewerVersion(let stored, let supported):
             return "Rejected write: the collection was stored by schema version \(stored), newer than the \(supported) this app supports; it is read as it is and never written over by this version"
         case .forcedByAdministrator(let entries, let path):

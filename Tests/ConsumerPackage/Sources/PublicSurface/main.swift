@@ -119,6 +119,7 @@ func describe(_ error: PrefsError) -> String {
     case .collectionFromNewerVersion(let stored, let supported): "\(stored) > \(supported)"
     case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
     case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
+    case .storageUnreachable(let location, let reason): "\(location): \(reason)"
     case .unknownError(let underlying): String(describing: underlying)
     }
 }

@@ -1,0 +1,219 @@
+import Synchronization
+
+/// One kept-alive HTTP/1.1 connection to one endpoint: requests with `Content-Length` bodies; responses
+/// delimited by `Content-Length`, chunked (read whole, or piece by piece for a long stream such as etcd's
+/// watch), or by the end of the connection.
+///
+/// Used by one caller at a time (a pool hands it out); the mutex holds its state so that it can move between
+/// threads, and is held for a whole step.
+final class HTTPConnection: Sendable {
+    let endpoint: HTTPEndpoint
+    private let state: Mutex<HTTPWire>
+
+    /// The most a response body may hold: far beyond any domain (etcd's own limit is 1.5 MiB by default, base64
+    /// and JSON make it about 2 MiB), small enough that a misbehaving server cannot exhaust memory.
+    static let maximumBodySize = 128 << 20
+
+    /// Connects, and for `https` completes a verified TLS handshake, by `deadline`.
+    init(to endpoint: HTTPEndpoint, tls: TLSContext?, by deadline: Deadline) throws(HTTPError) {
+        self.endpoint = endpoint
+        let socket = try TCPSocket(host: endpoint.host, port: endpoint.port, by: deadline)
+        let stream: any ByteStream
+        if endpoint.isSecure {
+            guard let tls else { throw .tls("no TLS context for \(endpoint)") }
+            stream = try TLSStream(over: socket, host: endpoint.host, context: tls, by: deadline)
+        } else {
+            stream = socket
+        }
+        state = Mutex(HTTPWire(endpoint: endpoint, stream: stream))
+    }
+
+    /// Whether the connection can carry another request: its last response was read whole, and the server has
+    /// not closed it meanwhile.
+    var canBeReused: Bool { state.withLock { $0.canBeReused } }
+
+    func close() { state.withLock { $0.close() } }
+
+    /// Sends `request` and reads the whole response by `deadline`.
+    func exchange(_ request: HTTPRequest, by deadline: Deadline) throws(HTTPError) -> HTTPResponse {
+        try state.withLock { (wire: inout HTTPWire) throws(HTTPError) -> HTTPResponse in
+            try wire.send(request, by: deadline)
+            var response = try wire.readHead(method: request.method, by: deadline, wake: nil)
+            response.body = try wire.readBody(response, method: request.method, by: deadline)
+            return response
+        }
+    }
+
+    /// Sends `request` and reads the head of its response (for a streamed body read with ``nextChunk(by:wake:)``).
+    func start(_ request: HTTPRequest, by deadline: Deadline) throws(HTTPError) -> HTTPResponse {
+        try state.withLock { (wire: inout HTTPWire) throws(HTTPError) -> HTTPResponse in
+            try wire.send(request, by: deadline)
+            return try wire.readHead(method: request.method, by: deadline, wake: nil)
+        }
+    }
+
+    /// The rest of the body of `response`, read whole.
+    func readBody(_ response: HTTPResponse, method: String, by deadline: Deadline) throws(HTTPError) -> [UInt8] {
+        try state.withLock { (wire: inout HTTPWire) throws(HTTPError) -> [UInt8] in
+            try wire.readBody(response, method: method, by: deadline)
+        }
+    }
+
+    /// The next chunk of a chunked body, as soon as it has arrived whole; `nil` after the last one. Ends early
+    /// with ``HTTPError/cancelled`` when `wake` (an eventfd) becomes readable.
+    func nextChunk(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> [UInt8]? {
+        try state.withLock { (wire: inout HTTPWire) throws(HTTPError) -> [UInt8]? in
+            try wire.nextChunk(by: deadline, wake: wake)
+        }
+    }
+}
+
+/// The state of an ``HTTPConnection``: the stream and what was received but not yet consumed.
+struct HTTPWire {
+    let endpoint: HTTPEndpoint
+    let stream: any ByteStream
+    private var buffer: [UInt8] = []
+    private var position = 0
+    /// False once a response was not read to its end, or the server said it would close.
+    private(set) var isReusable = true
+
+    init(endpoint: HTTPEndpoint, stream: any ByteStream) {
+        self.endpoint = endpoint
+        self.stream = stream
+    }
+
+    var canBeReused: Bool { isReusable && position == buffer.count && !stream.isStale }
+
+    mutating func close() {
+        isReusable = false
+        stream.close()
+    }
+
+    /// Sends `request`. A failure leaves the connection unusable.
+    mutating func send(_ request: HTTPRequest, by deadline: Deadline) throws(HTTPError) {
+        isReusable = false
+        try stream.send(request.serialized(for: endpoint), by: deadline)
+    }
+
+    /// Reads the status line and headers of the response (skipping interim 1xx responses).
+    mutating func readHead(method: String, by deadline: Deadline, wake: Int32?) throws(HTTPError) -> HTTPResponse {
+        while true {
+            let separator: [UInt8] = [13, 10, 13, 10]
+            var searchFrom = position
+            while true {
+                if let end = firstIndex(of: separator, from: searchFrom) {
+                    let response = try HTTPResponse(head: Array(buffer[position..<end]))
+                    position = end + separator.count
+                    if (100..<200).contains(response.status) { break }
+                    return response
+                }
+                guard buffer.count - position < 64 * 1024 else { throw .malformedResponse("headers too long") }
+                // Relative to `position`: filling may move the unread bytes to the start of the buffer.
+                let searched = max(0, buffer.count - position - 3)
+                try fill(by: deadline, wake: wake)
+                searchFrom = position + searched
+            }
+        }
+    }
+
+    /// Reads the rest of the body of `response` at once; afterwards the connection can be reused when the server
+    /// keeps it alive.
+    mutating func readBody(_ response: HTTPResponse, method: String, by deadline: Deadline) throws(HTTPError) -> [UInt8] {
+        var body: [UInt8] = []
+        switch try response.framing(method: method) {
+        case .none:
+            break
+        case .length(let count):
+            guard count <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
+            body = try take(count, by: deadline, wake: nil)
+        case .chunked:
+            while let piece = try nextChunk(by: deadline, wake: nil) {
+                body += piece
+                guard body.count <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
+            }
+        case .untilClose:
+            while true {
+                do { try fill(by: deadline, wake: nil) } catch .connectionLost { break }
+                guard buffer.count - position <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
+            }
+            body = Array(buffer[position...])
+            position = buffer.count
+            close()
+            return body
+        }
+        isReusable = response.keepsAlive
+        return body
+    }
+
+    /// The next chunk of a chunked body, as soon as it has arrived whole; `nil` after the last one.
+    mutating func nextChunk(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> [UInt8]? {
+        let sizeLine = try line(by: deadline, wake: wake)
+        let hex = sizeLine.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        guard let size = Int(hex.trimmingCharacters(in: " \t"), radix: 16), size >= 0 else {
+            throw .malformedResponse("bad chunk size")
+        }
+        if size == 0 {
+            // Trailers, up to the empty line that ends the body.
+            while try !line(by: deadline, wake: wake).isEmpty {}
+            return nil
+        }
+        guard size <= HTTPConnection.maximumBodySize else { throw .malformedResponse("chunk too large") }
+        let data = try take(size, by: deadline, wake: wake)
+        guard try line(by: deadline, wake: wake).isEmpty else { throw .malformedResponse("chunk not followed by CRLF") }
+        return data
+    }
+
+    // MARK: Buffer
+
+    private mutating func fill(by deadline: Deadline, wake: Int32?) throws(HTTPError) {
+        if position > 0 && position == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            position = 0
+        } else if position > 1 << 20 {
+            buffer.removeSubrange(..<position)
+            position = 0
+        }
+        let bytes = try stream.receive(maximum: 64 * 1024, by: deadline, wake: wake)
+        if bytes.isEmpty {
+            isReusable = false
+            throw .connectionLost(afterSending: true, reason: "closed by the server")
+        }
+        buffer += bytes
+    }
+
+    private mutating func take(_ count: Int, by deadline: Deadline, wake: Int32?) throws(HTTPError) -> [UInt8] {
+        while buffer.count - position < count { try fill(by: deadline, wake: wake) }
+        defer { position += count }
+        return Array(buffer[position..<position + count])
+    }
+
+    private mutating func line(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> String {
+        var searchFrom = position
+        while true {
+            if let end = firstIndex(of: [13, 10], from: searchFrom) {
+                defer { position = end + 2 }
+                return String(decoding: buffer[position..<end], as: UTF8.self)
+            }
+            guard buffer.count - position < 4096 else { throw .malformedResponse("line too long") }
+            let searched = max(0, buffer.count - position - 1)
+            try fill(by: deadline, wake: wake)
+            searchFrom = position + searched
+        }
+    }
+
+    private func firstIndex(of pattern: [UInt8], from start: Int) -> Int? {
+        guard buffer.count >= pattern.count else { return nil }
+        var index = start
+        while index + pattern.count <= buffer.count {
+            if buffer[index] == pattern[0] && buffer[index..<index + pattern.count].elementsEqual(pattern) { return index }
+            index += 1
+        }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}

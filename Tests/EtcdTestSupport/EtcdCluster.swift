@@ -1,0 +1,183 @@
+import Foundation
+import Glibc
+import PrefsEtcd
+import Synchronization
+import TestSupport
+
+/// A real three-member etcd cluster started from the `etcd` binary (Debian's `etcd-server`) on free loopback
+/// ports, its data in a temporary directory. Members can be killed and restarted. Everything is stopped by
+/// process id and removed when the value is released (`stop()`), so also when a test fails.
+package final class EtcdCluster: Sendable {
+    /// The `etcd` binary on PATH, or `nil` when it is not installed.
+    package static let binary: String? = {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/etcd"
+            if access(path, X_OK) == 0 { return path }
+        }
+        return nil
+    }()
+
+    /// Whether the etcd tests can run: `etcd` is on PATH (install Debian's `etcd-server`).
+    package static var isAvailable: Bool { binary != nil }
+
+    package struct Member: Sendable {
+        package let name: String
+        package let clientPort: Int
+        package let peerPort: Int
+        package let secure: Bool
+        package var clientURL: URL { URL(string: "\(secure ? "https" : "http")://127.0.0.1:\(clientPort)")! }
+    }
+
+    /// The server certificate and key of `https` client URLs, and the CA that signed them.
+    package struct TLSFiles: Sendable {
+        package let certificate: String
+        package let key: String
+        package let authority: String
+    }
+    package let tls: TLSFiles?
+
+    package let members: [Member]
+    private let directory = TemporaryDirectory()
+    private let processes = Mutex<[Int: Process]>([:])
+    private let extraArguments: [String]
+
+    /// The client URLs of every member, in member order.
+    package var endpoints: [URL] { members.map(\.clientURL) }
+
+    /// The client URLs with member `index` first: a process "attached" to that member.
+    package func endpoints(attachedTo index: Int) -> [URL] {
+        (0..<members.count).map { members[(index + $0) % members.count].clientURL }
+    }
+
+    /// Starts the cluster and returns once every member serves requests.
+    /// - Parameter arguments: More `etcd` flags for every member (for example `--max-request-bytes`).
+    /// - Parameter tls: Serve the client URLs over `https` with these files.
+    ///   `skipReadiness`: return once started, without waiting for a read to succeed (for a member no client can verify).
+    package init(size: Int = 3, arguments: [String] = [], tls: TLSFiles? = nil, skipReadiness: Bool = false) throws {
+        guard Self.binary != nil else { throw EtcdClusterError.notInstalled }
+        let ports = try freePorts(2 * size)
+        members = (0..<size).map {
+            Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
+        }
+        self.tls = tls
+        extraArguments = arguments + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
+        for index in members.indices { try start(index) }
+        if skipReadiness { return }
+        for index in members.indices { try waitUntilServing(index) }
+    }
+
+    /// Returns once member `index` answers a linearizable read (so it is part of a cluster with a leader).
+    package func waitUntilServing(_ index: Int, within limit: Duration = .seconds(30)) throws {
+        let probe = try EtcdDomainStorage(endpoints: [members[index].clientURL], name: "readiness", timeout: .seconds(1),
+                                          caFile: tls?.authority)
+        let giveUp = ContinuousClock.now + limit
+        while true {
+            do {
+                _ = try probe.snapshot()
+                return
+            } catch {
+                // With authentication enabled the probe is refused, which also shows the member serves.
+                if "\(error)".contains("user name is empty") || "\(error)".contains("permission denied") { return }
+                if ContinuousClock.now > giveUp { throw EtcdClusterError.notReady(members[index].name, "\(error)") }
+                // A member that refuses at once (still starting) is asked again shortly.
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    deinit { stop() }
+
+    private func arguments(for member: Member) -> [String] {
+        let cluster = members.map { "\($0.name)=http://127.0.0.1:\($0.peerPort)" }.joined(separator: ",")
+        return [
+            "--name", member.name,
+            "--data-dir", directory.appending(member.name),
+            "--listen-client-urls", member.clientURL.absoluteString,
+            "--advertise-client-urls", member.clientURL.absoluteString,
+            "--listen-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--initial-advertise-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--initial-cluster", cluster,
+            "--initial-cluster-token", "rvs-prefs-test",
+            "--initial-cluster-state", "new",
+            // Quick elections, so that a killed leader is replaced within a test's timeout.
+            "--heartbeat-interval", "50", "--election-timeout", "500",
+            "--logger", "zap", "--log-outputs", directory.appending(member.name + ".log"),
+        ] + extraArguments
+    }
+
+    /// Starts (or restarts, over its data) member `index`.
+    package func start(_ index: Int) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary!)
+        process.arguments = arguments(for: members[index])
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        processes.withLock { $0[index] = process }
+    }
+
+    /// Kills member `index` with `signal` (SIGKILL: it dies mid-request) and waits for it to be gone.
+    package func kill(_ index: Int, signal: Int32 = SIGKILL) {
+        guard let process = processes.withLock({ $0.removeValue(forKey: index) }) else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+    }
+
+    /// Stops (`SIGSTOP`) or continues (`SIGCONT`) member `index`: a member that holds its connections open but
+    /// answers nothing, like a machine that hangs.
+    package func pause(_ index: Int, _ paused: Bool = true) {
+        if let pid = processIdentifier(index) { Glibc.kill(pid, paused ? SIGSTOP : SIGCONT) }
+    }
+
+    /// The process id of member `index`, while it runs.
+    package func processIdentifier(_ index: Int) -> Int32? { processes.withLock { $0[index]?.processIdentifier } }
+
+    /// Kills every member and removes the data (also done when the value is released).
+    package func stop() {
+        for index in members.indices {
+            pause(index, false)
+            kill(index)
+        }
+    }
+}
+
+package enum EtcdClusterError: Error, CustomStringConvertible {
+    case notInstalled
+    case noFreePort(String)
+    case notReady(String, String)
+
+    package var description: String {
+        switch self {
+        case .notInstalled: return "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server)"
+        case .noFreePort(let reason): return "no free loopback port: \(reason)"
+        case .notReady(let member, let reason): return "etcd member \(member) did not start serving: \(reason)"
+        }
+    }
+}
+
+/// Ports nobody listens on: each bound to 127.0.0.1 with port 0 (the kernel picks), all held open together so
+/// that no two are the same, then released for etcd to take.
+private func freePorts(_ count: Int) throws -> [Int] {
+    var sockets: [Int32] = []
+    defer { sockets.forEach { _ = close($0) } }
+    var ports: [Int] = []
+    for _ in 0..<count {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw EtcdClusterError.noFreePort(String(cString: strerror(errno))) }
+        sockets.append(fd)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw EtcdClusterError.noFreePort(String(cString: strerror(errno))) }
+        ports.append(Int(UInt16(bigEndian: address.sin_port)))
+    }
+    return ports
+}

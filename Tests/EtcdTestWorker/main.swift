@@ -1,0 +1,100 @@
+// A child process for the PrefsEtcd multi-process tests. Each command works on the etcd domain NAME through the
+// endpoints ENDPOINTS (comma-separated client URLs, the member it is attached to first) and reports on standard
+// output, so the parent waits on pipes and exit statuses, never on sleeps.
+//
+//   EtcdTestWorker increment ENDPOINTS NAME STORAGE_KEY COUNT
+//       COUNT atomic increments of the entry `count` through the base class's `modify`; prints "progress N" after
+//       every 25th and "ok" at the end.
+//   EtcdTestWorker write-entries ENDPOINTS NAME STORAGE_KEY WORKER WORKERS COUNT
+//       COUNT subscript writes of entries wWORKER-0 … wWORKER-(COUNT-1) = index; prints "ok".
+//   EtcdTestWorker watch ENDPOINTS NAME STORAGE_KEY FINAL
+//       Watches external changes on an instance, prints "ready", then waits for the entry `value` to be FINAL,
+//       reading only when a change is delivered; prints "final VALUE deliveries N".
+//   EtcdTestWorker serve-writes ENDPOINTS NAME STORAGE_KEY
+//       Reads lines "N" and for each sets the entry `value` to N; prints "done N".
+import Foundation
+import PrefsEtcd
+import RVS_PersistentPrefs
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("EtcdTestWorker: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Allows the names the commands write, so that the workers exercise storage rather than validation.
+final class WorkerPreferences: RVS_PersistentPrefs {
+    nonisolated(unsafe) static var suite: DefaultsSuite?
+    nonisolated(unsafe) static var allowed: [String] = []
+    override var keys: [String] { Self.allowed }
+    override var userDefaults: DefaultsSuite? { Self.suite }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 5 else { fail("usage: EtcdTestWorker COMMAND ENDPOINTS NAME STORAGE_KEY …") }
+let (command, endpointList, domainName, storageKey) = (arguments[1], arguments[2], arguments[3], arguments[4])
+let endpoints = endpointList.split(separator: ",").compactMap { URL(string: String($0)) }
+do {
+    let domain = try EtcdDomainStorage(endpoints: endpoints, name: domainName)
+    WorkerPreferences.suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+} catch {
+    fail("\(error)")
+}
+
+switch command {
+case "increment":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("increment needs COUNT") }
+    WorkerPreferences.allowed = ["count"]
+    let prefs = WorkerPreferences(key: storageKey)
+    for round in 0..<count {
+        prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
+        if let error = prefs.lastError { fail("increment \(round): \(error)") }
+        if (round + 1) % 25 == 0 && round + 1 < count { say("progress \(round + 1)") }
+    }
+    say("ok")
+
+case "write-entries":
+    guard arguments.count == 8, let worker = Int(arguments[5]), let workers = Int(arguments[6]), let count = Int(arguments[7]) else {
+        fail("write-entries needs WORKER WORKERS COUNT")
+    }
+    WorkerPreferences.allowed = (0..<workers).flatMap { other in (0..<count).map { "w\(other)-\($0)" } }
+    let prefs = WorkerPreferences(key: storageKey)
+    for index in 0..<count {
+        prefs["w\(worker)-\(index)"] = index
+        if let error = prefs.lastError { fail("write w\(worker)-\(index): \(error)") }
+    }
+    say("ok")
+
+case "watch":
+    guard arguments.count == 6, let final = Int(arguments[5]) else { fail("watch needs FINAL") }
+    WorkerPreferences.allowed = ["value"]
+    let prefs = WorkerPreferences(key: storageKey)
+    let changes = prefs.changes
+    prefs.watchesExternalChanges = true
+    say("ready")
+    var deliveries = 0
+    var current = prefs["value"] as? Int
+    if current != final {
+        for await change in changes {
+            deliveries += 1
+            current = change.values["value"] as? Int
+            if current == final { break }
+        }
+    }
+    say("final \(current.map(String.init) ?? "none") deliveries \(deliveries)")
+
+case "serve-writes":
+    WorkerPreferences.allowed = ["value"]
+    let prefs = WorkerPreferences(key: storageKey)
+    while let line = readLine(), let value = Int(line) {
+        prefs["value"] = value
+        if let error = prefs.lastError { fail("write \(value): \(error)") }
+        say("done \(value)")
+    }
+
+default:
+    fail("unknown command \(command)")
+}

@@ -1,0 +1,54 @@
+import EtcdTestSupport
+import Foundation
+@testable import PrefsEtcd
+import Testing
+import TestSupport
+
+@Suite("harness defaults --etcd on a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"))
+struct EtcdDefaultsTests {
+    let sandbox = HarnessSandbox()
+
+    @Test("Every kind of verb works on etcd domains: write, read, read-type, domains, export, import, delete")
+    func verbsOnEtcdDomains() throws {
+        let cluster = try EtcdCluster(size: 1)
+        let etcd = cluster.endpoints.map(\.absoluteString).joined(separator: ",")
+        func defaults(_ words: String...) throws -> HarnessRun { try sandbox.run(["defaults", "--etcd", etcd] + words) }
+        #expect(try defaults("write", "com.example.fleet", "maximumConnections", "-int", "120").status == 0)
+        #expect(try defaults("write", "com.example.fleet", "name", "fleet one").status == 0)
+        let read = try defaults("read", "com.example.fleet")
+        #expect(read.status == 0)
+        #expect(read.output.contains("maximumConnections = 120;"))
+        #expect(try defaults("read-type", "com.example.fleet", "maximumConnections").output == "Type is integer\n")
+        let exported = sandbox.directory.appending("fleet.plist")
+        #expect(try defaults("export", "com.example.fleet", exported).status == 0)
+        #expect(try defaults("import", "com.example.copy", exported).status == 0)
+        #expect(try defaults("domains").output == "com.example.copy, com.example.fleet\n")
+        #expect(try defaults("delete", "com.example.copy").status == 0)
+        #expect(try defaults("domains").output == "com.example.fleet\n")
+        // What the inspector wrote is the app's domain.
+        let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: "com.example.fleet")
+        #expect(try domain.snapshot().contents["maximumConnections"] == .integer(120))
+        // No file was made but the export.
+        #expect(sandbox.files().keys.sorted() == ["fleet.plist"])
+    }
+
+    @Test("harness defaults --etcd takes the etcd user from ETCD_USER and ETCD_PASSWORD, and never prints the password")
+    func credentialsFromTheEnvironment() throws {
+        let cluster = try EtcdCluster(size: 1)
+        let admin = try EtcdClient(endpoints: [HTTPEndpoint(cluster.members[0].clientURL)!], caFile: nil, credentials: nil)
+        let secret = "pw-\(UUID().uuidString)"
+        for (path, body) in [("/v3/auth/user/add", ["name": "root", "password": secret]), ("/v3/auth/role/add", ["name": "root"]),
+                             ("/v3/auth/user/grant", ["user": "root", "role": "root"]), ("/v3/auth/enable", [:])] {
+            _ = try admin.call(path, body, by: .after(.seconds(5)), timeout: .seconds(5))
+        }
+        let etcd = cluster.members[0].clientURL.absoluteString
+        let allowed = try sandbox.run(["defaults", "--etcd", etcd, "write", "com.example.secure", "k", "-int", "1"],
+                                      environment: ["ETCD_USER": "root", "ETCD_PASSWORD": secret])
+        #expect(allowed.status == 0, "\(allowed.errors)")
+        let refused = try sandbox.run(["defaults", "--etcd", etcd, "read", "com.example.secure"],
+                                      environment: ["ETCD_USER": "root", "ETCD_PASSWORD": "wrong-" + secret])
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("invalid user ID or password"), "\(refused.errors)")
+        for run in [allowed, refused] { #expect(!(run.output + run.errors).contains(secret)) }
+    }
+}

@@ -1,0 +1,54 @@
+import EtcdTestSupport
+import Foundation
+@testable import PrefsEtcd
+import RVS_PersistentPrefs
+import Testing
+import TestSupport
+
+/// Every etcd test needs the `etcd` binary; without it, the suites are skipped with this one comment.
+let etcdMissing: Comment = "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"
+
+/// Allows every name a test writes.
+final class EtcdTestPreferences: RVS_PersistentPrefs {
+    let allowed: [String]
+    let suite: DefaultsSuite
+
+    init(key: String, allowed: [String], domain: EtcdDomainStorage) {
+        self.allowed = allowed
+        suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+        super.init(key: key)
+    }
+
+    required init(key: String, values: [String: Any] = [:]) { fatalError("not used") }
+
+    override var keys: [String] { allowed }
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
+/// A unique domain name per test, so that tests sharing nothing never collide.
+func uniqueDomainName(_ label: String) -> String { "test.\(label).\(UUID().uuidString)" }
+
+/// Starts the test worker attached to `endpoints` (the first is its member).
+func etcdWorker(_ command: String, _ endpoints: [URL], _ name: String, _ storageKey: String, _ more: String...) throws -> ChildProcess {
+    try ChildProcess("EtcdTestWorker", [command, endpoints.map(\.absoluteString).joined(separator: ","), name, storageKey] + more)
+}
+
+extension EtcdDomainStorage {
+    /// The raw value of the domain's key, through a plain range call.
+    func rawValue() throws -> [UInt8]? {
+        let response = try client.call("/v3/kv/range", ["key": EtcdJSON.base64(keyBytes)], by: .after(timeout), timeout: timeout).response
+        return EtcdKeyValue.all(in: response).first?.value
+    }
+
+    /// Whether member `endpoint` currently knows a leader (`/v3/maintenance/status`); `nil` when it did not answer.
+    static func memberKnowsLeader(_ endpoint: URL) -> Bool? {
+        guard let client = try? EtcdClient(endpoints: [HTTPEndpoint(endpoint)!], caFile: nil, credentials: nil) else { return nil }
+        do {
+            let status = try client.call("/v3/maintenance/status", [:], by: .after(.seconds(1)), timeout: .seconds(1)).response
+            return EtcdJSON.int(status["leader"]) != 0
+        } catch {
+            // Requests are marked "require a leader", so a member without one refuses even this.
+            return error.summary.contains("no leader") ? false : nil
+        }
+    }
+}

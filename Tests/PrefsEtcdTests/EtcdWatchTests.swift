@@ -1,0 +1,95 @@
+import EtcdTestSupport
+import Foundation
+@testable import PrefsEtcd
+import PrefsPropertyList
+import RVS_PersistentPrefs
+import Synchronization
+import Testing
+import TestSupport
+
+/// Counts calls of a change handler, and lets a test wait for the next one.
+final class ChangeCounter: Sendable {
+    private let calls = Mutex(0)
+    private let signal = DispatchSemaphore(value: 0)
+
+    var handler: @Sendable () -> Void { { [self] in calls.withLock { $0 += 1 }; signal.signal() } }
+
+    /// Waits for a call (at most `seconds`, so that a broken watch fails the test instead of hanging it).
+    func waitForCall(seconds: Double = 20) -> Bool { signal.wait(timeout: .now() + seconds) == .success }
+}
+
+@Suite("PrefsEtcd watches resume without missing a change", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
+struct EtcdWatchTests {
+    @Test("A watch whose member is killed resumes through another member from the last revision it saw, missing no change")
+    func watchResumesAfterItsMemberDies() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("resume")
+        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let counter = ChangeCounter()
+        _ = try watched.snapshot()
+        let watch = try #require(watched.watchChanges(counter.handler))
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+        #expect(counter.waitForCall())
+        cluster.kill(2)
+        // Written while the watch has no stream: heard once it resumes elsewhere.
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
+        while try watched.cachedValue() != .integer(2) {
+            #expect(counter.waitForCall(), "the watch did not resume")
+        }
+        watch.cancel()
+    }
+
+    @Test("A watch that must start from a compacted revision re-reads the domain and tells of the change")
+    func watchFromACompactedRevisionRereads() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("compacted")
+        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+        #expect(try watched.snapshot().contents["v"] == .integer(1))
+        for value in 2...5 { try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) } }
+        // Compact the history the watch would start from.
+        let revision = EtcdJSON.revision(of: try writer.client.call("/v3/kv/range", ["key": EtcdJSON.base64("x")], by: .after(.seconds(5)), timeout: .seconds(5)).response)
+        _ = try writer.client.call("/v3/kv/compaction", ["revision": String(revision), "physical": true], by: .after(.seconds(5)), timeout: .seconds(5))
+        let counter = ChangeCounter()
+        let watch = try #require(watched.watchChanges(counter.handler))
+        #expect(counter.waitForCall())
+        #expect(try watched.cachedValue() == .integer(5))
+        watch.cancel()
+    }
+
+    @Test("In watched read mode, this process's writes are read at once and another's arrive through the watch, never going backwards")
+    func watchedReadMode() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("watched-mode")
+        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, readMode: .watched)
+        let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+        #expect(try reader.snapshot().contents["v"] == .integer(1))
+        let counter = ChangeCounter()
+        let watch = try #require(reader.watchChanges(counter.handler))
+        var last = 1
+        for value in 2...20 {
+            try other.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) }
+            guard case .integer(let seen)? = try reader.snapshot().contents["v"] else { Issue.record("no value"); return }
+            #expect(seen >= last, "a watched read went backwards from \(last) to \(seen)")
+            last = seen
+        }
+        while try reader.snapshot().contents["v"] != .integer(20) { #expect(counter.waitForCall()) }
+        try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(21) }
+        #expect(try reader.snapshot().contents["v"] == .integer(21))
+        // Served from the watch's copy: even with every member hung, a read returns at once without error.
+        for index in cluster.members.indices { cluster.pause(index) }
+        defer { for index in cluster.members.indices { cluster.pause(index, false) } }
+        #expect(try reader.snapshot().contents["v"] == .integer(21))
+        watch.cancel()
+    }
+}
+
+extension EtcdDomainStorage {
+    /// The value of `v` in what this object last saw, without asking the cluster.
+    func cachedValue() throws -> PropertyListValue? {
+        try state.withLock { $0.cached?.result }?.get().contents["v"]
+    }
+}
