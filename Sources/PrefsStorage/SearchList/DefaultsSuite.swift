@@ -487,8 +487,21 @@ public final class DefaultsSuite: Sendable {
         repairing policy: RepairPolicy = .failIfUnreadable,
         _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
     ) throws(PrefsError) {
+        try modifyValue(forKey: key, repairing: policy, checkingDomain: { _ throws(PrefsError) in }, transform)
+    }
+
+    /// ``modifyValue(forKey:repairing:_:)``, with `check` first given the whole domain under the same lock:
+    /// for a rule that depends on another key of the domain (a collection's schema version) and must hold
+    /// at the instant of the write. Throwing from it writes nothing.
+    package func modifyValue(
+        forKey key: String,
+        repairing policy: RepairPolicy,
+        checkingDomain check: ([String: PropertyListValue]) throws(PrefsError) -> Void,
+        _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
+    ) throws(PrefsError) {
         let forced = entryByEntry ? self.forced(forKey: key) : (whole: nil, entries: [:])
         try persistentDomain.modify(repairing: policy) { (contents: inout [String: PropertyListValue]) throws(PrefsError) in
+            try check(contents)
             let before = contents[key]
             var value = before
             try transform(&value)

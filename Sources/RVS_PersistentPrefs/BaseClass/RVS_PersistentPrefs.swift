@@ -439,7 +439,7 @@ open class RVS_PersistentPrefs {
                 }
                 try prepareSchema(of: collection, writing: true, repair: write.repair)
                 announced = announce(write, notification)
-                try collection.commit(write, allowed: allowed)
+                try collection.commit(write, allowed: allowed, schemaVersion: type(of: self).schemaVersion)
                 return true
             }
             // After a successful write: tell it.

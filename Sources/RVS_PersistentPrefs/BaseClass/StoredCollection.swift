@@ -31,12 +31,21 @@ struct StoredCollection {
 
     /// Makes `write` in one locked read-modify-write of the writable domain: an edit changes the stored
     /// entries and keeps every other, so that processes updating different entries all keep their changes.
-    func commit(_ write: CollectionWrite, allowed: Set<String>) throws(PrefsError) {
+    ///
+    /// A collection stored by a newer schema version than `schemaVersion` is refused under the same lock
+    /// (``PrefsError/collectionFromNewerVersion(stored:supported:)``), so that a newer version's migration
+    /// made an instant before is never written over.
+    func commit(_ write: CollectionWrite, allowed: Set<String>, schemaVersion supported: Int) throws(PrefsError) {
         // What a read showed from the managed and system domains is not the user's to store: in a whole
         // replacement, an entry the user has not stored, written back with the very value they supply, is
         // left out (a forced entry changed or removed is refused by the suite).
         let supplied = write.replacement == nil ? [:] : suite.administratorEntries(forKey: storageKey)
-        try suite.modifyValue(forKey: storageKey, repairing: write.repair) { (stored: inout PropertyListValue?) throws(PrefsError) in
+        let versionKey = RVS_PersistentPrefs.schemaVersionKey(for: storageKey)
+        try suite.modifyValue(forKey: storageKey, repairing: write.repair, checkingDomain: { (contents) throws(PrefsError) in
+            if case .integer(let stored)? = contents[versionKey], stored > supported {
+                throw .collectionFromNewerVersion(stored: stored, supported: supported)
+            }
+        }) { (stored: inout PropertyListValue?) throws(PrefsError) in
             switch write.change {
             case .replace(var entries):
                 try write.refuseIncompatible()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PrefsPropertyList
 @testable import PrefsStorage
@@ -191,4 +192,42 @@ private final class LockHolder: Sendable {
     }
 
     func release() { released.signal() }
+}
+
+/// A domain in which another process "migrates" the collection to a newer version at the worst instant:
+/// after a write's checks, just before its locked update runs.
+private final class MigratedMeanwhileDomain: DomainStorage {
+    let inner = InMemoryDomainStorage()
+    let pending = Mutex<[String: PropertyListValue]?>(nil)
+    var location: String { "migrated meanwhile" }
+
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try inner.snapshot() }
+
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        if let meanwhile = pending.withLock({ current in defer { current = nil }; return current }) {
+            try inner.modify(repairing: policy) { $0.merge(meanwhile) { _, new in new } }
+        }
+        return try inner.modify(repairing: policy, transform)
+    }
+}
+
+@Suite("Versioned collections: the newer-version refusal holds at the instant of the write")
+struct VersionedCollectionRaceTests {
+    @Test("A write an older version began just as a newer one migrated is refused under the lock, writing nothing")
+    func migrationJustBeforeTheWriteIsNotWrittenOver() throws {
+        let domain = MigratedMeanwhileDomain()
+        let old = VersionOneSettings(key: "settings", suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+        old["theme"] = "dark"
+        #expect(old.lastError == nil)
+        let migrated: [String: PropertyListValue] = ["settings": .dictionary(["volume": .real(0.4)]), "settings.schemaVersion": .integer(2)]
+        domain.pending.withLock { $0 = migrated }
+        old["theme"] = "light"
+        guard case .collectionFromNewerVersion(let stored, let supported)? = old.lastError else {
+            Issue.record("expected collectionFromNewerVersion, got \(String(describing: old.lastError))")
+            return
+        }
+        #expect((stored, supported) == (2, 1))
+        #expect(try domain.snapshot().contents == migrated)
+    }
 }
