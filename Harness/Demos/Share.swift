@@ -17,8 +17,8 @@ enum Share: Subcommand {
     static let summary = "a phone and a watch: two processes exchanging values through one group suite"
 
     static let usage = """
-        usage: harness share [--directory PATH]
-               harness share --role phone|watch [--directory PATH] [--timeout SECONDS]
+        usage: harness share [--directory PATH] [--etcd URL[,URL…]]
+               harness share --role phone|watch [--directory PATH] [--timeout SECONDS] [--etcd URL[,URL…]]
 
         A "phone" and a "watch" share the group suite \(groupID): both set RVS_PersistentPrefs.groupID
         and RVS_PersistentPrefs.groupContainerDirectory (PATH/GroupContainer), so both use the same file.
@@ -32,6 +32,10 @@ enum Share: Subcommand {
             harness share --role watch        (in another, in either order)
         Each side then waits until the other has written (it is told at once: no polling), for at most --timeout seconds
         (default \(Int(defaultTimeout))). Without --directory both sides use \(twoTerminalDirectory).
+
+        With --etcd, the two sides share the suite through an etcd cluster instead of a file (the domain
+        \(groupID), one etcd key): run them on two machines, each given the cluster's client URLs (its own
+        member first). Credentials come from ETCD_USER and ETCD_PASSWORD, a private CA from ETCD_CA_FILE.
         """
 
     static let groupID = "group.com.example.harness"
@@ -54,6 +58,7 @@ enum Share: Subcommand {
         let timeout = try arguments.option("--timeout", needs: "a number of seconds") { text in
             Double(text).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil }
         } ?? defaultTimeout
+        let etcd = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas")
         // The watch started by the phone: it takes its turn when told so on standard input.
         let paired = arguments.flag("--paired")
         try arguments.finish { "unexpected argument '\($0)' (see --help)" }
@@ -62,22 +67,28 @@ enum Share: Subcommand {
             guard !paired else { throw HarnessError.usage("--paired is for the watch the phone starts") }
             let workspace = try Workspace.make(context)
             defer { workspace.finish() }
-            try demonstrate(in: workspace)
+            try demonstrate(in: workspace, etcd: etcd)
         case .phone?:
             guard !paired else { throw HarnessError.usage("--paired is for the watch the phone starts") }
-            try runPhone(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout))
+            try runPhone(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout), etcd: etcd)
         case .watch?:
             if paired {
                 guard let directory = context.directory else { throw HarnessError.usage("--paired needs --directory") }
-                try runWatch(in: Workspace.existing(directory), peer: .phoneOverPipe)
+                try runWatch(in: Workspace.existing(directory), peer: .phoneOverPipe, etcd: etcd)
             } else {
-                try runWatch(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout))
+                try runWatch(in: try twoTerminalWorkspace(context), peer: .otherTerminal(timeout: timeout), etcd: etcd)
             }
         }
     }
 
     /// The tour's part, and `harness share` without `--role`: the phone here, the watch in a child process.
-    static func demonstrate(in workspace: Workspace) throws {
+    static func demonstrate(in workspace: Workspace, etcd: String? = nil) throws {
+        if let etcd {
+            explain("The phone and the watch are two processes: this one, and a child it starts (the same harness, run as `harness share --role watch --etcd …`). Both open the domain \(groupID) in the etcd cluster at \(etcd), one etcd key holding the same bytes a domain file holds; on two machines each would be given its own member first. They take turns over the child's standard input and output; whatever they exchange goes through etcd.")
+            try runPhone(in: workspace, peer: .childProcess, etcd: etcd)
+            explain("Each update of one entry is a compare-and-swap on the key's revision, so neither side's entries are lost; the phone's observer heard the watch's write through an etcd watch, without polling.")
+            return
+        }
         explain("The phone and the watch are two processes: this one, and a child it starts (the same harness, run as `harness share --role watch`). Both set RVS_PersistentPrefs.groupID = \"\(groupID)\" and RVS_PersistentPrefs.groupContainerDirectory = \"\(workspace.groupContainer)\", so both use the file \(groupID).plist there. They take turns over the child's standard input and output; whatever they exchange goes through the file.")
         try runPhone(in: workspace, peer: .childProcess)
         explain("Both processes saw each other's writes because every read is fresh: it sees every write completed before it began, in any process. The phone's observer heard the watch's write as it happened because the phone set watchesExternalChanges = true: the process watches the group container with inotify and tells observers when the collection changed elsewhere, without polling.")
@@ -99,8 +110,15 @@ enum Share: Subcommand {
         var phoneIsWaiting: Bool { phoneTurn != nil && phoneTurn != watchAnswered }
     }
 
-    /// Points the library at the group suite in `workspace`, and opens the collection.
-    private static func openConversation(in workspace: Workspace) throws -> Conversation {
+    /// Points the library at the group suite in `workspace`, and opens the collection; with `etcd`, over
+    /// the domain of that name in the cluster instead.
+    private static func openConversation(in workspace: Workspace, etcd: String?) throws -> Conversation {
+        if let etcd {
+            let storage = try EtcdCatalog(endpoints: etcd).storage(.named(groupID))
+            let conversation = Conversation(key: Conversation.storageKey, suite: DefaultsSuite(persistentDomain: storage, arguments: []))
+            try conversation.throwIfFailed()
+            return conversation
+        }
         workspace.pointLibraryHere()
         RVS_PersistentPrefs.groupID = groupID
         let conversation = Conversation(key: Conversation.storageKey)
@@ -121,8 +139,8 @@ enum Share: Subcommand {
         case otherTerminal(timeout: Double)
     }
 
-    static func runPhone(in workspace: Workspace, peer: PhonePeer) throws {
-        let conversation = try openConversation(in: workspace)
+    static func runPhone(in workspace: Workspace, peer: PhonePeer, etcd: String? = nil) throws {
+        let conversation = try openConversation(in: workspace, etcd: etcd)
         defer { RVS_PersistentPrefs.groupID = nil }
         // The phone's observer hears its own writes and, with watching on, the watch's as they happen.
         conversation.watchesExternalChanges = true
@@ -139,7 +157,7 @@ enum Share: Subcommand {
 
         var watch: WatchProcess?
         if case .childProcess = peer {
-            let started = try WatchProcess(directory: workspace.path)
+            let started = try WatchProcess(directory: workspace.path, etcd: etcd)
             watch = started
             // The watch says when it has opened the suite; from then on it waits for its turn.
             try started.relayLines(until: WatchProcess.readyLine)
@@ -176,8 +194,13 @@ enum Share: Subcommand {
         let reply = conversation["watchSays"]
         try conversation.throwIfFailed()
         Console.say("phone: sees watchSays = \(show(reply)), written by the other process; its observer heard it as it happened")
-        Console.say("phone: the group suite \(workspace.groupContainer)/\(groupID).plist now holds:")
-        try DefaultsInspector.execute(["read", groupID], directory: workspace.groupContainer)
+        if let etcd {
+            Console.say("phone: the domain \(groupID) in etcd now holds:")
+            try DomainInspector(domains: EtcdCatalog(endpoints: etcd)).execute(Arguments(operands: ["read", groupID]))
+        } else {
+            Console.say("phone: the group suite \(workspace.groupContainer)/\(groupID).plist now holds:")
+            try DefaultsInspector.execute(["read", groupID], directory: workspace.groupContainer)
+        }
     }
 
     // MARK: The watch
@@ -189,8 +212,8 @@ enum Share: Subcommand {
         case otherTerminal(timeout: Double)
     }
 
-    static func runWatch(in workspace: Workspace, peer: WatchPeer) throws {
-        let conversation = try openConversation(in: workspace)
+    static func runWatch(in workspace: Workspace, peer: WatchPeer, etcd: String? = nil) throws {
+        let conversation = try openConversation(in: workspace, etcd: etcd)
         defer { RVS_PersistentPrefs.groupID = nil }
         switch peer {
         case .phoneOverPipe:

@@ -11,9 +11,11 @@ final class WatchProcess {
 
     private let child: HarnessChild
 
-    /// Starts this same executable as `harness share --role watch --paired --directory DIRECTORY`.
-    init(directory: String) throws {
-        child = try HarnessChild(["share", "--role", "watch", "--paired", "--directory", directory], role: "the watch")
+    /// Starts this same executable as `harness share --role watch --paired --directory DIRECTORY`, with
+    /// `--etcd ENDPOINTS` when the two share the suite through etcd.
+    init(directory: String, etcd: String? = nil) throws {
+        child = try HarnessChild(["share", "--role", "watch", "--paired", "--directory", directory]
+                                 + (etcd.map { ["--etcd", $0] } ?? []), role: "the watch")
     }
 
     /// Shows the watch's lines until it prints `marker`.

@@ -52,3 +52,28 @@ struct EtcdDefaultsTests {
         for run in [allowed, refused] { #expect(!(run.output + run.errors).contains(secret)) }
     }
 }
+
+@Suite("harness share --etcd: the phone and the watch share the suite through a real etcd cluster",
+       .enabled(if: EtcdCluster.isAvailable, "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"))
+struct EtcdShareTests {
+    let sandbox = HarnessSandbox()
+
+    @Test("Two processes, each given another member first, exchange their messages through etcd and the phone's observer hears the answer")
+    func shareThroughEtcd() throws {
+        let cluster = try EtcdCluster(size: 3)
+        let urls = cluster.endpoints.map(\.absoluteString)
+        // The phone's own member first; its child, the watch, is handed the same list.
+        let run = try sandbox.run(["share", "--directory", sandbox.path, "--etcd", urls.joined(separator: ",")])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("watch: sees phoneSays = \"Hello from the phone\""), "\(run.output)")
+        #expect(run.output.contains("phone:   its observer: watchSays: (nothing) → \"Hello back from the watch\""), "\(run.output)")
+        // What they exchanged is the etcd domain, read through another member; no group-suite file was made.
+        let domain = try EtcdDomainStorage(endpoints: Array(cluster.endpoints.reversed()), name: "group.com.example.harness")
+        guard case .dictionary(let conversation)? = try domain.snapshot().contents["Conversation"] else {
+            Issue.record("no Conversation collection in etcd")
+            return
+        }
+        #expect(conversation["watchSays"] == .string("Hello back from the watch"))
+        #expect(!sandbox.files().keys.contains { $0.hasSuffix(".plist") })
+    }
+}
