@@ -277,6 +277,11 @@ public final class DefaultsSuite: Sendable {
     ///     administrator's broken file never hides the user's own values.
     /// - Throws: The read errors of a whole-value domain the search reaches.
     package func find(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
+        // Every domain's freshness is checked against one moment, the read's start (see ReadScope).
+        try ReadScope.reading { () throws(PrefsError) -> Found? in try search(key, collection: collection, problems: &problems) }
+    }
+
+    private func search(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         guard entryByEntry else {
             for source in sources {
                 let snapshot = try source.storage.snapshot()

@@ -67,6 +67,10 @@ package final class WatchEngine: ReadFreshness {
     /// that began before the `ioctl` (the sequence is odd, or has moved on): then it waits for the mutex,
     /// which that drain holds until it applied what it read.
     func takePendingEvents() {
+        let identity = ObjectIdentifier(self)
+        // Taken already since this read of a suite began: nothing completed before the read is pending.
+        if ReadScope.hasTakenEvents(of: identity) { return }
+        defer { ReadScope.tookEvents(of: identity) }
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
