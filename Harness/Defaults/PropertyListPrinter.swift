@@ -127,6 +127,12 @@ enum PropertyListPrinter {
     /// characters escaped. Other characters (accents, emoji) stay as they are, for readability.
     static func quoted(_ string: String) -> String {
         if !string.isEmpty && string.utf8.allSatisfy(isBare) { return string }
+        return doubleQuoted(string, unicodeEscape: "\\U")
+    }
+
+    /// `string` in double quotes with `"`, `\`, newline, tab and return escaped, and other control
+    /// characters as `unicodeEscape` and four hex digits (`\U` in OpenStep text, `\u` in JSON).
+    static func doubleQuoted(_ string: String, unicodeEscape: String) -> String {
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {
@@ -136,7 +142,8 @@ enum PropertyListPrinter {
             case "\t": result += "\\t"
             case "\r": result += "\\r"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += "\\U" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                let hex = String(scalar.value, radix: 16)
+                result += unicodeEscape + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
             }
         }
