@@ -74,13 +74,7 @@ final class EtcdClient: Sendable {
                                    by deadline: Deadline) throws(EtcdAttempt) -> EtcdJSON.Object {
         guard let credentials else { return try callOnce(path, body, at: endpoint, token: nil, by: deadline) }
         for _ in 0..<2 {
-            var token = state.withLock { $0.token }
-            if token == nil {
-                let answer = try callOnce("/v3/auth/authenticate", ["name": credentials.user, "password": credentials.password],
-                                          at: endpoint, token: nil, by: deadline)
-                token = answer["token"] as? String
-                state.withLock { $0.token = token }
-            }
+            let token = try currentToken(credentials, at: endpoint, by: deadline)
             do throws(EtcdAttempt) {
                 return try callOnce(path, body, at: endpoint, token: token, by: deadline)
             } catch where error.isExpiredToken {
@@ -132,18 +126,22 @@ final class EtcdClient: Sendable {
         state.withLock { $0.idle[endpoint, default: []].append(connection) }
     }
 
+    /// The token in use, or a new one from `/v3/auth/authenticate` at `endpoint` when there is none.
+    private func currentToken(_ credentials: EtcdCredentials, at endpoint: HTTPEndpoint,
+                              by deadline: Deadline) throws(EtcdAttempt) -> String? {
+        if let token = state.withLock({ $0.token }) { return token }
+        let answer = try callOnce("/v3/auth/authenticate", ["name": credentials.user, "password": credentials.password],
+                                  at: endpoint, token: nil, by: deadline)
+        let token = answer["token"] as? String
+        state.withLock { $0.token = token }
+        return token
+    }
+
     /// A new connection for a long stream (a watch), with the current token.
     func streamConnection(to endpoint: HTTPEndpoint, by deadline: Deadline) throws(EtcdAttempt) -> (HTTPConnection, String?) {
-        var token: String?
-        if let credentials {
-            token = state.withLock { $0.token }
-            if token == nil {
-                let answer = try callOnce("/v3/auth/authenticate", ["name": credentials.user, "password": credentials.password],
-                                          at: endpoint, token: nil, by: deadline)
-                token = answer["token"] as? String
-                state.withLock { $0.token = token }
-            }
-        }
+        let token = try credentials.map { (credentials) throws(EtcdAttempt) -> String? in
+            try currentToken(credentials, at: endpoint, by: deadline)
+        } ?? nil
         do throws(HTTPError) {
             return (try HTTPConnection(to: endpoint, tls: tls, by: deadline), token)
         } catch {
