@@ -48,11 +48,19 @@ package final class AdministratorDomainStorage: DomainStorage {
     }
 
     private static let registry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
+    private static let verifyingRegistry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
 
-    /// The process-wide object for `file` (itself shared per path), so that suites over the same
-    /// administrator's files are one suite; whether ownership is verified is decided by the first caller,
-    /// and the package always asks the same of one directory.
+    /// One object per file and per kind: a managed directory that is also a system directory still has its
+    /// files' ownership checked when they are read as managed.
+
+    /// The process-wide object for `file` (itself shared per path) and kind, so that suites over the same
+    /// administrator's files are one suite.
     package static func shared(_ file: FileDomainStorage, verifiesOwnership: Bool) -> AdministratorDomainStorage {
+        verifiesOwnership ? shared(file, verifiesOwnership: true, in: verifyingRegistry) : shared(file, verifiesOwnership: false, in: registry)
+    }
+
+    private static func shared(_ file: FileDomainStorage, verifiesOwnership: Bool,
+                               in registry: borrowing Mutex<[ObjectIdentifier: AdministratorDomainStorage]>) -> AdministratorDomainStorage {
         registry.withLock { domains in
             if let existing = domains[ObjectIdentifier(file)] { return existing }
             let domain = AdministratorDomainStorage(file, verifiesOwnership: verifiesOwnership)

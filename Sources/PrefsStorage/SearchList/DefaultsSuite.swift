@@ -395,13 +395,19 @@ public final class DefaultsSuite: Sendable {
     /// What the managed domains force under `key`: a whole value (when a managed domain holds one that is
     /// not a dictionary) or entries, each with the file that forces it. Managed files that cannot be used
     /// force nothing.
-    package func forced(forKey key: String) -> (whole: String?, entries: [String: String]) {
+    ///
+    /// For a collection (`collection`), a managed value that is not a dictionary forces nothing, as reads
+    /// ignore it (and report it).
+    package func forced(forKey key: String, collection: Bool = false) -> (whole: String?, entries: [String: String]) {
         var entries: [String: String] = [:]
         var problems: [PrefsError] = []
-        // The first managed domain wins, as it does for reads.
+        // Lowest precedence first, so that the first managed domain wins, as it does for reads.
         for source in sources.reversed() where source.role.combination == .forcedEntries {
             guard let value = Self.administratorSnapshot(source, problems: &problems)?.contents[key] else { continue }
-            guard case .dictionary(let forcedEntries) = value else { return (source.storage.location, [:]) }
+            guard case .dictionary(let forcedEntries) = value else {
+                if collection { continue }
+                return (source.storage.location, [:])
+            }
             for name in forcedEntries.keys { entries[name] = source.storage.location }
         }
         return (nil, entries)
@@ -498,13 +504,16 @@ public final class DefaultsSuite: Sendable {
     /// ``modifyValue(forKey:repairing:_:)``, with `check` first given the whole domain under the same lock:
     /// for a rule that depends on another key of the domain (a collection's schema version) and must hold
     /// at the instant of the write. Throwing from it writes nothing.
+    /// With `collection`, `key` holds a collection, over which a managed value that is not a dictionary
+    /// forces nothing (see ``forced(forKey:collection:)``).
     package func modifyValue(
         forKey key: String,
         repairing policy: RepairPolicy,
+        collection: Bool = false,
         checkingDomain check: ([String: PropertyListValue]) throws(PrefsError) -> Void,
         _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
     ) throws(PrefsError) {
-        let forced = entryByEntry ? self.forced(forKey: key) : (whole: nil, entries: [:])
+        let forced = entryByEntry ? self.forced(forKey: key, collection: collection) : (whole: nil, entries: [:])
         try persistentDomain.modify(repairing: policy) { (contents: inout [String: PropertyListValue]) throws(PrefsError) in
             try check(contents)
             let before = contents[key]

@@ -430,7 +430,11 @@ open class RVS_PersistentPrefs {
                 let collection = try collection()
                 // A write naming an entry the administrator forces is refused as a whole (a whole replacement
                 // is checked against what it changes, under the lock).
-                if write.replacement == nil { try collection.refuseForced(write.setting + write.removing) }
+                if let replacement = write.replacement {
+                    try collection.refuseForcedReplacement(replacement)
+                } else {
+                    try collection.refuseForced(write.setting + write.removing)
+                }
                 // Checked first whenever a rejection found under the lock would come too late: incompatible
                 // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
                 // (the lock would create its directory and lock file).

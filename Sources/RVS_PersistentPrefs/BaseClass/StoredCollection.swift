@@ -41,7 +41,7 @@ struct StoredCollection {
         // left out (a forced entry changed or removed is refused by the suite).
         let supplied = write.replacement == nil ? [:] : suite.administratorEntries(forKey: storageKey)
         let versionKey = RVS_PersistentPrefs.schemaVersionKey(for: storageKey)
-        try suite.modifyValue(forKey: storageKey, repairing: write.repair, checkingDomain: { (contents) throws(PrefsError) in
+        try suite.modifyValue(forKey: storageKey, repairing: write.repair, collection: true, checkingDomain: { (contents) throws(PrefsError) in
             if case .integer(let stored)? = contents[versionKey], stored > supported {
                 throw .collectionFromNewerVersion(stored: stored, supported: supported)
             }
@@ -73,8 +73,10 @@ struct StoredCollection {
             entries = existing
         } else {
             // Nothing stored yet: start from what the global or registration domain supplies, as the
-            // Apple library does by writing back the whole collection a read returns.
+            // Apple library does by writing back the whole collection a read returns; but not the entries an
+            // administrator forces, which are the administrator's to supply (and would be refused as set).
             entries = try fallback()
+            for name in suite.forced(forKey: storageKey, collection: true).entries.keys { entries[name] = nil }
         }
         let removesOnly = try apply(&entries)
         if !removesOnly { try CollectionWrite.refuseUnknown(entries.keys, allowed: allowed) }
@@ -92,10 +94,30 @@ struct StoredCollection {
     /// Refuses a write that names (sets or removes) an entry the managed domains force, or any write of
     /// a collection forced whole: ``PrefsError/forcedByAdministrator(entries:path:)``.
     func refuseForced(_ names: [String]) throws(PrefsError) {
-        let forced = suite.forced(forKey: storageKey)
+        let forced = suite.forced(forKey: storageKey, collection: true)
         if let path = forced.whole { throw .forcedByAdministrator(entries: [storageKey], path: path) }
         guard !forced.entries.isEmpty else { return }
         let refused = Set(names.filter { forced.entries[$0] != nil }).sorted()
+        guard let first = refused.first, let path = forced.entries[first] else { return }
+        throw .forcedByAdministrator(entries: refused, path: path)
+    }
+
+    /// Refuses, before anything is announced or written, a whole replacement that would change or remove a
+    /// forced entry: what ``commit(_:allowed:schemaVersion:)`` refuses under the lock, checked first
+    /// against the collection stored now, so that no `.prior` notification or schema write precedes a refusal.
+    func refuseForcedReplacement(_ replacement: [String: PropertyListValue]) throws(PrefsError) {
+        let forced = suite.forced(forKey: storageKey, collection: true)
+        guard !forced.entries.isEmpty else { return }
+        let supplied = suite.administratorEntries(forKey: storageKey)
+        let own = try suite.persistentDomain.snapshot().contents[storageKey]?.dictionaryValue ?? [:]
+        let refused = forced.entries.keys.filter { name in
+            switch (own[name], replacement[name]) {
+            case (nil, nil): return false
+            case (nil, let new?): return !(supplied[name].map { new.isIdentical(to: $0) } ?? false)
+            case (let old?, let new?): return !old.isIdentical(to: new)
+            case (_?, nil): return true
+            }
+        }.sorted()
         guard let first = refused.first, let path = forced.entries[first] else { return }
         throw .forcedByAdministrator(entries: refused, path: path)
     }

@@ -182,6 +182,56 @@ struct ForcedEntriesTests {
         #expect(fixture.userCollection() == ["appearance": .string("light")])
     }
 
+    @Test("With registered defaults holding a forced entry, writing another entry of a collection not stored yet succeeds, and stores no forced entry")
+    func registeredDefaultsWithForcedEntry() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let suite = try fixture.suite()
+        suite.register(propertyListDefaults: [fixture.storageKey: .dictionary(["appearance": .string("light"), "launchCount": .integer(1)])])
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        prefs["flag"] = true
+        #expect(prefs.lastError == nil)
+        #expect(fixture.userCollection() == ["launchCount": .integer(1), "flag": .bool(true)])
+        #expect(prefs.appearance == "dark")
+    }
+
+    @Test("A whole replacement that changes a forced entry is refused before any .prior notification")
+    func refusedReplacementAnnouncesNothing() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        let told = Mutex(0)
+        let token = prefs.observe(\.values, options: [.prior, .new]) { _, _ in told.withLock { $0 += 1 } }
+        prefs.values = ["appearance": "light"]
+        if case .forcedByAdministrator? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        #expect(told.withLock { $0 } == 0)
+        #expect(fixture.userCollection() == nil)
+        token.invalidate()
+    }
+
+    @Test("A managed value that is not a dictionary under a collection's key is ignored by writes as by reads")
+    func nonDictionaryManagedValueForcesNothing() throws {
+        fixture.installRaw(BinaryPropertyList.encode(.dictionary([fixture.storageKey: .string("x")])), at: fixture.managedFile)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.launchCount = 3
+        if case .administratorFileIgnored? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        #expect(fixture.userCollection() == ["launchCount": .integer(3)])
+    }
+
+    @Test("A managed directory that is also a system directory still has its files' ownership checked")
+    func managedAlsoSystemDirectory() throws {
+        let shared = fixture.xdgDirectory + "/RVS_PersistentPrefs"
+        fixture.install(["appearance": .string("dark")], at: shared + "/\(fixture.domainName).plist", mode: 0o666)
+        var environment = fixture.environment
+        environment["RVS_PREFS_MANAGED_DIRECTORY"] = shared
+        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
+        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
+                                  systemDomains: locations.systemDomains(named: fixture.domainName),
+                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        #expect(!prefs.isForced("appearance"))
+        prefs.appearance = "light"
+        #expect(fixture.userCollection() == ["appearance": .string("light")])
+    }
+
     @Test("A managed directory that is a symbolic link to a secure directory is honoured")
     func linkedSecureDirectory() throws {
         let real = fixture.directory.appending("etc/real-managed")
