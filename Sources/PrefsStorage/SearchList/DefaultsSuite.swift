@@ -422,7 +422,11 @@ public final class DefaultsSuite: Sendable {
         var entries: [String: (value: PropertyListValue, role: SearchDomain, location: String)] = [:]
         var wholeFound = false
         var problems: [PrefsError] = []
-        for source in sources {
+        // In order of precedence, as a read combines them: forced entries, the whole value, system defaults
+        // (which come before the registration domain in the search list, but only fill in).
+        let byPrecedence = sources.filter { $0.role.combination == .forcedEntries }
+            + sources.filter { $0.role.combination == .wholeValue } + sources.filter { $0.role.combination == .defaultEntries }
+        for source in byPrecedence {
             let snapshot: DomainSnapshot
             if source.role.combination == .wholeValue {
                 guard !wholeFound else { continue }

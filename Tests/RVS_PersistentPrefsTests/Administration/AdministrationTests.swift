@@ -41,6 +41,19 @@ struct SystemDefaultsTests {
         #expect(prefs["volume"] as? Double == 0.25)
     }
 
+    @Test("Where each entry comes from follows a read's precedence: a registered collection's entry over a system default")
+    func originsFollowReadPrecedence() throws {
+        fixture.install(["appearance": .string("light"), "volume": .integer(5)], at: fixture.xdgFile)
+        let suite = try fixture.suite()
+        suite.register(propertyListDefaults: [fixture.storageKey: .dictionary(["appearance": .string("registered")])])
+        let origins = try suite.origins(ofKey: fixture.storageKey)
+        #expect(origins.entries["appearance"]?.role == .registration)
+        #expect(origins.entries["appearance"]?.value == .string("registered"))
+        #expect(origins.entries["volume"]?.role == .system)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        #expect(prefs.appearance == "registered")
+    }
+
     @Test("The system directories' global domain files supply defaults below the domain's own system files")
     func systemGlobalDomain() throws {
         fixture.installRaw(BinaryPropertyList.encode(.dictionary([fixture.storageKey: .dictionary(["appearance": .string("global"),
