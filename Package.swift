@@ -42,8 +42,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "harness",
-            // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`.
-            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport"],
+            // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`; the
+            // test support's waitable values for the bench's measurements.
+            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport", "TestSupport"],
             path: "Harness",
             exclude: [],
             resources: [.copy("SettingsSchema.plist")]

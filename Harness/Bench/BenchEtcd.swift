@@ -2,6 +2,7 @@ import EtcdTestSupport
 import Foundation
 import PrefsEtcd
 import RVS_PersistentPrefs
+import TestSupport
 
 /// `harness bench --etcd`: an etcd domain measured against the bare gateway calls for the same bytes, each over
 /// one kept-alive connection, on a three-member cluster the command starts on loopback (Debian's etcd-server).

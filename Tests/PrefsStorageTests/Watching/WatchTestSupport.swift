@@ -1,5 +1,6 @@
 import Foundation
 import PrefsStorage
+import TestSupport
 
 /// Counts calls of a watch handler and lets a test wait for the count to reach a number.
 ///

@@ -1,21 +1,8 @@
 import Foundation
 import Synchronization
 
-// The package's older lock types, for the code and tests that still use them: thin wrappers over
-// `Synchronization.Mutex`, which the compiler checks (no `@unchecked Sendable`). New code uses `Mutex`
-// over value-type state directly.
-
-/// A mutual-exclusion lock with a closure-scoped critical section, for state the compiler cannot see
-/// (prefer `Mutex` over the state itself).
-package final class Lock: Sendable {
-    private let mutex = Mutex(())
-
-    package init() {}
-
-    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> sending Result) throws(Failure) -> sending Result {
-        try mutex.withLock { (_: inout Void) throws(Failure) -> sending Result in try body() }
-    }
-}
+// Shared state for tests and the bench: what their handlers record, and values a test waits for. Kept
+// out of the library, which holds its own state in `Mutex` directly.
 
 /// A value that is only ever read or changed while holding its own lock: a `Mutex` that is a class, so
 /// that it can be shared by reference (tests use it for what their handlers record).
