@@ -8,17 +8,25 @@ import TestSupport
 /// ports, its data in a temporary directory. Members can be killed and restarted. Everything is stopped by
 /// process id and removed when the value is released (`stop()`), so also when a test fails.
 package final class EtcdCluster: Sendable {
-    /// The `etcd` binary on PATH, or `nil` when it is not installed.
+    /// The `etcd` binary: `RVS_PREFS_ETCD` when it names one (CI sets it to the binary it checked), else the first
+    /// on PATH, else Debian's `/usr/bin/etcd`; `nil` when there is none.
     package static let binary: String? = {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(directory)/etcd"
-            if access(path, X_OK) == 0 { return path }
+        let environment = ProcessInfo.processInfo.environment
+        var candidates = environment["RVS_PREFS_ETCD"].map { [$0] } ?? []
+        candidates += (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/etcd" }
+        candidates += ["/usr/bin/etcd", "/usr/local/bin/etcd"]
+        return candidates.first { path in
+            var status = stat()
+            return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
         }
-        return nil
     }()
 
-    /// Whether the etcd tests can run: `etcd` is on PATH (install Debian's `etcd-server`).
-    package static var isAvailable: Bool { binary != nil }
+    /// Whether the etcd tests run: `etcd` is installed (Debian's `etcd-server`), or `RVS_PREFS_REQUIRE_ETCD=1`
+    /// says they must (CI), so that a missing binary fails them, naming where it was looked for, instead of
+    /// skipping them.
+    package static var isAvailable: Bool {
+        binary != nil || ProcessInfo.processInfo.environment["RVS_PREFS_REQUIRE_ETCD"] == "1"
+    }
 
     package struct Member: Sendable {
         package let name: String
@@ -149,7 +157,11 @@ package enum EtcdClusterError: Error, CustomStringConvertible {
 
     package var description: String {
         switch self {
-        case .notInstalled: return "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server)"
+        case .notInstalled:
+            let environment = ProcessInfo.processInfo.environment
+            return "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server); looked at "
+                + "RVS_PREFS_ETCD=\(environment["RVS_PREFS_ETCD"] ?? "(unset)"), PATH=\(environment["PATH"] ?? "(unset)"), "
+                + "/usr/bin/etcd and /usr/local/bin/etcd"
         case .noFreePort(let reason): return "no free loopback port: \(reason)"
         case .notReady(let member, let reason): return "etcd member \(member) did not start serving: \(reason)"
         }
