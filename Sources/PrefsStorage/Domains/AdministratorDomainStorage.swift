@@ -19,7 +19,7 @@ import Synchronization
 /// directory does not exist (most machines), nothing is checked at all: a directory and file made later
 /// are seen once the watch thread has handled their events, normally within a millisecond (where only
 /// polling serves, within ``DomainWatching/pollingInterval``).
-package final class AdministratorDomainStorage: DomainStorage {
+package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStorage {
     /// The file, read as any domain file is (cached, validated by the process's watch where it has one).
     package let file: FileDomainStorage
     /// Whether the file's owner and mode must prove that only root or this user could have written it.
@@ -43,6 +43,8 @@ package final class AdministratorDomainStorage: DomainStorage {
     private func startWatching() {
         let started = file.watchChanges { [weak self] in
             self?.changes.add(1, ordering: .releasing)
+            // After the count: a suite's read kept from before is found again, and sees it.
+            ReadEpoch.advance()
         }
         watch.withLock { $0 = started }
     }
@@ -115,6 +117,21 @@ package final class AdministratorDomainStorage: DomainStorage {
         }
         return snapshot
     }
+
+    /// Whether the last read stays current until the ``ReadEpoch`` moves: a file known missing from a
+    /// directory that does not exist (its watch's handler moves the epoch), or a file whose reads the
+    /// process's watch engine vouches for.
+    package var isVouchedByEpoch: Bool {
+        guard watch.withLock({ $0 != nil }) else { return false }
+        let seen = changes.load(ordering: .acquiring)
+        if missingAtChanges.load(ordering: .acquiring) == seen &+ 1, file.freshnessToken == nil { return true }
+        guard let token = file.freshnessToken else { return false }
+        if trusted.withLock({ $0?.token == token && $0?.missing == true }) { return true }
+        return file.isVouchedByEpoch
+    }
+
+    /// Its watch starts when the object is made.
+    package func startVouching() {}
 
     /// Why the file or its directory could have been written by someone other than root or this user.
     private func ownershipProblem() -> String? {

@@ -22,12 +22,14 @@ package final class ProcessDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
-        try state.withLock { (current: inout DomainSnapshot) throws(PrefsError) -> DomainSnapshot in
+        let changed = try state.withLock { (current: inout DomainSnapshot) throws(PrefsError) -> DomainSnapshot in
             var contents = current.contents
             try transform(&contents)
             current = DomainSnapshot(contents: contents)
             return current
         }
+        ReadEpoch.advance()
+        return changed
     }
 }
 

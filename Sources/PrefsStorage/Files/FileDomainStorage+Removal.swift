@@ -21,6 +21,7 @@ extension FileDomainStorage {
         }
         let lock = try acquireLock()
         defer { _ = try? system.close(lock, path: lockPath) }
+        defer { ReadEpoch.advance() }
         do {
             try system.unlink(path)
         } catch {

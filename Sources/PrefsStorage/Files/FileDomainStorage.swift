@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// All instances for one file in a process should be the same object, so that they share one cache:
 /// get them from ``shared(directory:name:durable:)``.
-public final class FileDomainStorage: DomainStorage {
+public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// The domain file: `<directory>/<name>.plist`.
     public let path: String
     /// The directory holding the domain file, created with mode 0700 by the first write.
@@ -46,6 +46,13 @@ public final class FileDomainStorage: DomainStorage {
     /// one that caches what it derives from the file.
     package var freshnessToken: FreshnessToken? { freshness.currentToken() }
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
+    /// Whether the freshness tracker is the process's watch engine's, whose events move the ``ReadEpoch``.
+    private let trackedByProcessEngine: Bool
+    /// The watch that lets the process's engine vouch for this file's reads (see ``startVouching()``):
+    /// `nil` until started, then the watch, or `.some(nil)` when there is none to start.
+    private let vouchingWatch = Mutex<FileWatch??>(nil)
+    /// Whether ``startVouching()`` ran: read with no lock by every read of a suite.
+    private let vouchingStarted = Atomic<Bool>(false)
 
     /// For tests: the fallback and polling interval of this domain's watches started afterwards, instead
     /// of the process-wide ``DomainWatching`` settings (which tests running in parallel share).
@@ -88,6 +95,7 @@ public final class FileDomainStorage: DomainStorage {
         self.durable = durable
         self.system = system
         self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)
+        self.trackedByProcessEngine = (source as AnyObject) === WatchEngine.shared
     }
 
     private static let registry = Mutex<[String: FileDomainStorage]>([:])
@@ -121,6 +129,27 @@ public final class FileDomainStorage: DomainStorage {
         try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             try load(&cached)
         }
+    }
+
+    /// Whether the last read was validated by a token of the process's watch engine that is still
+    /// current: then, until the ``ReadEpoch`` moves, a read would return the same snapshot.
+    package var isVouchedByEpoch: Bool {
+        guard trackedByProcessEngine, let token = freshness.currentToken() else { return false }
+        return cache.withLock { $0?.watchToken == token && $0?.eventsReachDirectory == true }
+    }
+
+    /// Watches the file for as long as this object lives, so that the process's watch engine vouches for
+    /// its reads: a read of an unchanged file then costs one `ioctl` (the engine's, shared by every
+    /// domain a read consults) instead of a `stat()` of its own. Where the engine cannot vouch (a file
+    /// system whose events are incomplete, no inotify watch left), reads keep validating with `stat()`.
+    package func startVouching() {
+        guard trackedByProcessEngine, !vouchingStarted.load(ordering: .acquiring) else { return }
+        vouchingWatch.withLock { started in
+            guard started == nil else { return }
+            let (fallback, interval) = watchSettings ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
+            started = .some(watch(fallback: fallback, pollingInterval: interval, handler: {}))
+        }
+        vouchingStarted.store(true, ordering: .releasing)
     }
 
     /// Loads the file, trusting `cached` only when the file's identity proves it current.
@@ -277,6 +306,8 @@ public final class FileDomainStorage: DomainStorage {
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()
         defer { _ = try? system.close(lock, path: lockPath) }
+        // A suite keeps reads of this domain while the epoch stands still: the write moves it.
+        defer { ReadEpoch.advance() }
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             var current = DomainSnapshot.missing
             var moveAside = false

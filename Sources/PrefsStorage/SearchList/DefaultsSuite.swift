@@ -141,7 +141,35 @@ public final class DefaultsSuite: Sendable {
         self.sources = sources
         combinations = sources.map(\.role.combination)
         entryByEntry = sources.contains { $0.role.combination != .wholeValue }
+        let vouched = sources.compactMap { $0.storage as? any EpochVouchedStorage }
+        // (A bit per source records which a search consulted.)
+        epochVouched = vouched.count == sources.count && sources.count <= 64 ? vouched : nil
     }
+
+    /// Every domain of the search list, when each can vouch for its reads with the ``ReadEpoch``: then
+    /// the suite keeps what reads found (see ``find(_:collection:problems:)``); `nil` when some cannot
+    /// (an in-memory domain, another machine's, a backend of the app's own).
+    private let epochVouched: [any EpochVouchedStorage]?
+    /// Whether the domains were asked to start vouching, at the first read.
+    private let vouchingStarted = Atomic<Bool>(false)
+
+    /// What a read of one key found, kept while the epoch it was found at stands still. (A class: a
+    /// read takes it out of the lock as one reference.)
+    private final class KeptRead: Sendable {
+        let key: String
+        let collection: Bool
+        let epoch: UInt64
+        let found: Found?
+        let problems: [PrefsError]
+
+        init(key: String, collection: Bool, epoch: UInt64, found: Found?, problems: [PrefsError]) {
+            (self.key, self.collection, self.epoch, self.found, self.problems) = (key, collection, epoch, found, problems)
+        }
+    }
+
+    /// The reads kept, the most recent first; a few, for the few storage keys a process reads.
+    private let keptReads = Mutex<[KeptRead]>([])
+    private static let keptReadLimit = 8
 
     /// How each source combines, by index: read on every read without copying the source's role.
     private let combinations: [SearchDomain.Combination]
@@ -248,7 +276,7 @@ public final class DefaultsSuite: Sendable {
 
     /// A value found by the search list, with the snapshot it came from, so that a caller can cache what
     /// it derives from the value by the snapshot's identity.
-    package struct Found {
+    package struct Found: Sendable {
         package let value: PropertyListValue
         package let domain: SearchDomain
         /// The snapshot of the domain that supplied the value, when one domain did; `nil` for a value
@@ -278,12 +306,60 @@ public final class DefaultsSuite: Sendable {
     /// - Throws: The read errors of a whole-value domain the search reaches.
     package func find(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         // Every domain's freshness is checked against one moment, the read's start (see ReadScope).
-        try ReadScope.reading { () throws(PrefsError) -> Found? in try search(key, collection: collection, problems: &problems) }
+        try ReadScope.reading { () throws(PrefsError) -> Found? in
+            var consulted: UInt64 = 0
+            guard let epochVouched else { return try search(key, collection: collection, problems: &problems, consulted: &consulted) }
+            return try keptOrSearched(key, collection: collection, problems: &problems, epochVouched)
+        }
     }
 
-    private func search(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
+    /// A read served from what an earlier read of the key found, while the ``ReadEpoch`` has not moved
+    /// since: one `ioctl` (the watch engine's pending events, taken first, so that every write completed
+    /// before this read has moved the epoch) and a comparison, whatever the number of domains. Otherwise
+    /// the search list is searched, and what it found kept when every domain vouches for its read.
+    private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError],
+                                _ vouched: [any EpochVouchedStorage]) throws(PrefsError) -> Found? {
+        if !vouchingStarted.load(ordering: .acquiring) {
+            for domain in vouched { domain.startVouching() }
+            vouchingStarted.store(true, ordering: .releasing)
+        }
+        WatchEngine.shared.takePendingEvents()
+        let epoch = ReadEpoch.current
+        let kept = keptReads.withLock { reads -> KeptRead? in
+            for read in reads where read.epoch == epoch && read.collection == collection && read.key == key { return read }
+            return nil
+        }
+        if let kept {
+            if !kept.problems.isEmpty { problems += kept.problems }
+            return kept.found
+        }
+        var found: [PrefsError] = []
+        var consulted: UInt64 = 0
+        var result = try search(key, collection: collection, problems: &found, consulted: &consulted)
+        problems += found
+        // The domains the search did not reach (below the one that supplied a whole value) need not vouch:
+        // they could change only what a domain above them hides.
+        guard vouched.indices.allSatisfy({ consulted & (1 << UInt64($0)) == 0 || vouched[$0].isVouchedByEpoch }) else { return result }
+        // A value built entry by entry gets a snapshot of its own while kept, so that callers cache what
+        // they derive from it by identity as they do for one domain's value.
+        if let built = result, built.snapshot == nil {
+            result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
+        }
+        let read = KeptRead(key: key, collection: collection, epoch: epoch, found: result, problems: found)
+        keptReads.withLock { reads in
+            reads.removeAll { $0.epoch != epoch || ($0.key == key && $0.collection == collection) }
+            reads.insert(read, at: 0)
+            if reads.count > Self.keptReadLimit { reads.removeLast() }
+        }
+        return result
+    }
+
+    /// - Parameter consulted: Gets the bit of each source (by index) whose snapshot the search took.
+    private func search(_ key: String, collection: Bool, problems: inout [PrefsError],
+                        consulted: inout UInt64) throws(PrefsError) -> Found? {
         guard entryByEntry else {
-            for source in sources {
+            for (index, source) in sources.enumerated() {
+                consulted |= 1 << UInt64(index)
                 let snapshot = try source.storage.snapshot()
                 if let value = snapshot.contents[key] { return Found(value: value, domain: source.role, snapshot: snapshot) }
             }
@@ -300,10 +376,12 @@ public final class DefaultsSuite: Sendable {
             let combination = combinations[index]
             if combination == .wholeValue {
                 guard wholeIndex < 0 else { continue }
+                consulted |= 1 << UInt64(index)
                 let snapshot = try sources[index].storage.snapshot()
                 if let value = snapshot.contents[key] { (wholeIndex, wholeValue, wholeSnapshot) = (index, value, snapshot) }
                 continue
             }
+            consulted |= 1 << UInt64(index)
             guard let snapshot = Self.administratorSnapshot(sources[index], problems: &problems),
                   let value = snapshot.contents[key] else { continue }
             if collection, value.dictionaryValue == nil {

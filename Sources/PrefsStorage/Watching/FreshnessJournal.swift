@@ -50,6 +50,7 @@ struct FreshnessJournal {
         guard tracker.stamp.load(ordering: .relaxed) != 0 else { return }
         lastStamp &+= 1
         tracker.stamp.store(lastStamp, ordering: .releasing)
+        ReadEpoch.advance()
     }
 
     /// Whether a watch vouches for the file now: one that starts vouching gets a new stamp, one that stops
@@ -57,10 +58,14 @@ struct FreshnessJournal {
     mutating func setVouched(_ tracker: FileFreshness, _ vouched: Bool) {
         let current = tracker.stamp.load(ordering: .relaxed)
         if !vouched {
-            if current != 0 { tracker.stamp.store(0, ordering: .releasing) }
+            if current != 0 {
+                tracker.stamp.store(0, ordering: .releasing)
+                ReadEpoch.advance()
+            }
         } else if current == 0 {
             lastStamp &+= 1
             tracker.stamp.store(lastStamp, ordering: .releasing)
+            ReadEpoch.advance()
         }
     }
 }

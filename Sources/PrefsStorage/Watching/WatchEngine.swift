@@ -218,9 +218,13 @@ package final class WatchEngine: ReadFreshness {
         guard runner.inotify >= 0 else { return }
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
-        for event in InotifyCalls.readEvents(runner.inotify) {
+        let events = InotifyCalls.readEvents(runner.inotify)
+        for event in events {
             Self.apply(event, to: &state, inotify: runner.inotify)
         }
+        // Any event may concern a domain a suite keeps a read of, a file not vouched for included (an
+        // administrator's directory appearing): the reads kept are found again.
+        if !events.isEmpty { ReadEpoch.advance() }
     }
 
     private static func apply(_ event: InotifyCalls.Event, to state: inout State, inotify: Int32) {

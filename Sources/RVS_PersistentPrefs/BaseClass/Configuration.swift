@@ -18,7 +18,11 @@ extension RVS_PersistentPrefs {
         /// The variables that decide the locations, as the first resolution read them.
         var environment: [String: String]?
         /// The suite the settings select (or why they select none), until a setting changes.
-        var resolved: Result<DefaultsSuite, PrefsError>?
+        var resolved: Result<DefaultsSuite, PrefsError>? {
+            didSet { resolvedSuite = try? resolved?.get() }
+        }
+        /// The suite of `resolved`, when it is one: what every operation takes, without copying a result.
+        private(set) var resolvedSuite: DefaultsSuite?
 
         private mutating func settingChanged() {
             generation &+= 1
@@ -84,6 +88,7 @@ extension RVS_PersistentPrefs {
     /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`) is
     /// read once, at the first resolution: a change of it later does not move this process's suite.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
+        if let suite = configuration.withLock({ $0.resolvedSuite }) { return suite }
         let found: Result<DefaultsSuite, PrefsError>? = configuration.withLock { $0.resolved }
         if let found { return try found.get() }
         let settings = configuration.withLock { $0 }

@@ -86,7 +86,7 @@ open class RVS_PersistentPrefs {
 
     /// Serializes the operations of this instance. Recursive, so that an observer may read or write
     /// the instance from inside a notification.
-    let operationLock = NSRecursiveLock()
+    let operationLock = OperationLock()
     private var storageKey = ""
     private var error: PrefsError?
     private var nativeCache: NativeCache?
@@ -399,11 +399,12 @@ open class RVS_PersistentPrefs {
             var problems: [PrefsError] = []
             // Reported, though the read succeeds with the other domains' values.
             defer { if let problem = problems.first { lastError = problem } }
-            guard let (entries, snapshot) = try collection.read(problems: &problems) else { return [:] }
-            if let cache = nativeCache, cache.key == collection.storageKey, let snapshot, cache.snapshot === snapshot {
+            guard let found = try collection.read(problems: &problems) else { return [:] }
+            let snapshot = found.snapshot
+            if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey {
                 return cache.values
             }
-            let native = entries.nativeValues
+            let native = (try collection.entries(of: found) ?? [:]).nativeValues
             if let snapshot {
                 nativeCache = NativeCache(snapshot: snapshot, key: collection.storageKey, values: native)
             }

@@ -8,14 +8,22 @@ struct StoredCollection {
     let suite: DefaultsSuite
     let storageKey: String
 
-    /// The collection as the search list finds it, with the snapshot it came from when it came from a
-    /// file domain (so that a caller can cache what it derives from it); `nil` when no domain holds it.
+    /// The collection as the search list finds it, with the snapshot it came from (so that a caller can
+    /// cache what it derives from it); `nil` when no domain holds it.
     /// - Parameter problems: Receives what is wrong with an administrator's (managed or system) file, which
     ///   the read skipped: the operation succeeds, and reports it.
-    func read(problems: inout [PrefsError]) throws(PrefsError) -> (entries: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
-        guard let found = try suite.find(storageKey, collection: true, problems: &problems) else { return nil }
+    /// A caller that derives something from the entries checks its cache (by the snapshot) before it takes
+    /// them with ``entries(of:)``: an unchanged collection then costs no copy of them.
+    func read(problems: inout [PrefsError]) throws(PrefsError) -> DefaultsSuite.Found? {
+        try suite.find(storageKey, collection: true, problems: &problems)
+    }
+
+    /// The entries of the collection ``read(problems:)`` found (`nil`: none stored); a stored value that is
+    /// not a dictionary fails with ``PrefsError/invalidStoredValue(key:)``.
+    func entries(of found: DefaultsSuite.Found?) throws(PrefsError) -> [String: PropertyListValue]? {
+        guard let found else { return nil }
         guard case .dictionary(let entries) = found.value else { throw .invalidStoredValue(key: storageKey) }
-        return (entries, found.snapshot)
+        return entries
     }
 
     /// Checks `write` against the stored collection as it is now, without taking the domain's lock: for a

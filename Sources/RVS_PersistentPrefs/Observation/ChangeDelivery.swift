@@ -177,8 +177,9 @@ extension RVS_PersistentPrefs {
     /// be read (which leaves ``lastError`` alone).
     func collectionAsRead() -> [String: PropertyListValue] {
         var problems: [PrefsError] = []  // an administrator's file skipped: reported by the instance's own reads
-        guard let collection = try? collection(), let found = try? collection.read(problems: &problems) else { return [:] }
-        return found.entries
+        guard let collection = try? collection(), let found = try? collection.read(problems: &problems),
+              let entries = try? collection.entries(of: found) else { return [:] }
+        return entries
     }
 }
 

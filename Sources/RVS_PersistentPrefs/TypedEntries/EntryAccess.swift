@@ -49,7 +49,7 @@ extension RVS_PersistentPrefs {
            definition.storageKey == collection.storageKey {
             return try definition.cachedValue()
         }
-        let stored = definition.storedForm(in: found?.entries)
+        let stored = definition.storedForm(in: try collection.entries(of: found))
         // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
         if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
             definition.snapshot = found?.snapshot

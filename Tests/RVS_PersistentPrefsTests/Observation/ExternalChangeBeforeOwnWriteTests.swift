@@ -27,7 +27,7 @@ struct ExternalChangeBeforeOwnWriteTests {
         b.userName = "changed elsewhere"
         a.volume = 2
         a.operationLock.unlock()
-        #expect(a.externalChanges.waitForDeliveries(atLeast: before + 1))
+        #expect(a.externalChanges.waitForDeliveries(after: before) { names.withLock { $0 }.count >= 2 })
         #expect(a.userName == "changed elsewhere")
         #expect(nameRead.count == 1, "userName's Swift Observation reader was never told")
         // Every own write tells every key-path observer; the change made elsewhere is told after it, from

@@ -21,7 +21,7 @@ struct TypedOldValueOfExternalChangeTests {
         }
         let before = a.externalChanges.deliveriesCompleted
         b.launchCount = 7
-        #expect(a.externalChanges.waitForDeliveries(atLeast: before + 1))
+        #expect(a.externalChanges.waitForDeliveries(after: before) { !seen.withLock { $0 }.isEmpty })
         let got = seen.withLock { $0 }
         #expect(got.count == 1)
         #expect(got.first?.0 == 3, "old value of the external change: \(String(describing: got.first))")

@@ -16,4 +16,16 @@ extension ExternalChanges {
         }
         return true
     }
+
+    /// Waits, delivery after delivery from the count `count`, until `done()` holds; `false` when it does
+    /// not within 60 s. Deliveries of events queued earlier (the instance's own write before it watched,
+    /// made while its file was already watched for read freshness) may come first, and tell nothing.
+    func waitForDeliveries(after count: Int, until done: () -> Bool) -> Bool {
+        var next = count + 1
+        while !done() {
+            guard waitForDeliveries(atLeast: next) else { return done() }
+            next += 1
+        }
+        return true
+    }
 }
