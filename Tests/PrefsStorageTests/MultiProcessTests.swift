@@ -8,10 +8,11 @@ import TestSupport
 struct MultiProcessTests {
     let directory = TemporaryDirectory()
 
-    @Test("8 processes making 250 single-entry updates each to one collection keep all 2,000 entries")
+    // (100 each: every update rewrites the whole collection, so the cost grows with the square of the count.)
+    @Test("8 processes making 100 single-entry updates each to one collection keep all 800 entries")
     func concurrentSingleEntryUpdatesAreNeverLost() throws {
         let workers = try (0..<8).map { worker in
-            try ChildProcess.worker("update-entries", directory.path, "shared", "collection", "\(worker)", "8", "250")
+            try ChildProcess.worker("update-entries", directory.path, "shared", "collection", "\(worker)", "8", "100")
         }
         for worker in workers {
             #expect(worker.readLine() == "ok", "worker failed: \(worker.readErrors())")
@@ -19,9 +20,9 @@ struct MultiProcessTests {
         }
         let domain = try FileDomainStorage(directory: directory.path, name: "shared")
         let collection = try #require(try domain.snapshot().contents["collection"]?.dictionaryValue)
-        #expect(collection.count == 2_000)
+        #expect(collection.count == 800)
         for worker in 0..<8 {
-            for index in 0..<250 { #expect(collection["w\(worker)-\(index)"] == .integer(index)) }
+            for index in 0..<100 { #expect(collection["w\(worker)-\(index)"] == .integer(index)) }
         }
     }
 

@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+/// A suite keeps what a read found while nothing it came from can have changed (SPEC §2.4 still holds):
+/// these prove that what is kept is never stale, whoever changed what, and that an unchanged read asks
+/// the file nothing.
+@Suite("Reads a suite keeps: fresh after every change, and no stat or open while unchanged")
+struct KeptReadTests {
+    /// The fixture's suite, its writable domain recording the system calls it makes.
+    private static func suite(_ fixture: AdministrationFixture, administered: Bool, faults: FaultInjection) throws -> DefaultsSuite {
+        mkdir(fixture.directory.appending("home"), 0o700)
+        mkdir(fixture.directory.appending("home/.config"), 0o700)
+        mkdir(fixture.preferences, 0o700)
+        let domain = try FileDomainStorage(directory: fixture.preferences, name: fixture.domainName, durable: false,
+                                           system: SystemCalls(faults: faults))
+        let locations = fixture.locations
+        return DefaultsSuite(persistentDomain: domain, globalDomain: nil,
+                             systemDomains: administered ? locations.systemDomains(named: fixture.domainName) : [],
+                             managedDomains: administered ? locations.managedDomains(named: fixture.domainName) : [],
+                             argumentDomain: [:])
+    }
+
+    private static func collection(_ suite: DefaultsSuite, _ key: String) throws -> [String: PropertyListValue]? {
+        var problems: [PrefsError] = []
+        let found = try suite.find(key, collection: true, problems: &problems)
+        #expect(problems.isEmpty, "\(problems)")
+        return found?.value.dictionaryValue
+    }
+
+    @Test("Another process's 300 writes are each read at once, and the reads of the unchanged file between them make no stat or open",
+          arguments: [false, true])
+    func writesElsewhereAreReadAtOnce(administered: Bool) throws {
+        let fixture = AdministrationFixture()
+        if administered {
+            fixture.install(["volume": .integer(3)], at: fixture.xdgFile)
+            fixture.install(["flag": .bool(true)], at: fixture.managedFile)
+        }
+        let faults = FaultInjection()
+        let suite = try Self.suite(fixture, administered: administered, faults: faults)
+        let writer = try ChildProcess.worker("serve", fixture.preferences, fixture.domainName, fixture.storageKey)
+        var stale = 0
+        var callingReads = 0
+        for round in 0..<300 {
+            let value = 1_000_000 + round % 2
+            writer.send("\(value)")
+            #expect(writer.readLine() == "done \(value)")
+            var expected: [String: PropertyListValue] = ["value": .integer(value)]
+            if administered { expected.merge(["volume": .integer(3), "flag": .bool(true)]) { old, _ in old } }
+            if try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
+            faults.clearRecordedCalls()
+            for _ in 0..<3 where try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
+            if !faults.recordedCalls.isEmpty { callingReads += 1 }
+        }
+        writer.closeInput()
+        #expect(writer.wait() == 0)
+        #expect(stale == 0)
+        // Where the process's watch vouches for the file, as on this machine's local disk.
+        #expect(callingReads == 0, "rounds whose unchanged reads called stat or open: \(callingReads) of 300")
+    }
+
+    @Test("A registration, an administrator's new system default and forced entry, and a write of this process are each read at once")
+    func changesHereAndByTheAdministratorAreReadAtOnce() throws {
+        let fixture = AdministrationFixture()
+        let suite = try Self.suite(fixture, administered: true, faults: FaultInjection())
+        #expect(try Self.collection(suite, fixture.storageKey) == nil)
+        #expect(try Self.collection(suite, fixture.storageKey) == nil)
+        suite.register(propertyListDefaults: [fixture.storageKey: .dictionary(["value": .integer(1)])])
+        #expect(try Self.collection(suite, fixture.storageKey) == ["value": .integer(1)])
+        try suite.setValue(.dictionary(["value": .integer(2)]), forKey: fixture.storageKey)
+        #expect(try Self.collection(suite, fixture.storageKey) == ["value": .integer(2)])
+        // The administrator's tools replace files by rename; each is read by the next read, not later.
+        fixture.install(["volume": .integer(3)], at: fixture.xdgFile)
+        #expect(try Self.collection(suite, fixture.storageKey) == ["value": .integer(2), "volume": .integer(3)])
+        fixture.install(["value": .integer(9)], at: fixture.managedFile)
+        #expect(try Self.collection(suite, fixture.storageKey) == ["value": .integer(9), "volume": .integer(3)])
+        #expect(unlink(fixture.managedFile) == 0)
+        #expect(try Self.collection(suite, fixture.storageKey) == ["value": .integer(2), "volume": .integer(3)])
+    }
+}
