@@ -60,17 +60,24 @@ enum InotifyCalls {
         var name: String
     }
 
-    /// Reads every event queued on the non-blocking descriptor `fd`, without waiting.
+    /// Reads the events queued on the non-blocking descriptor `fd` when it is called, without waiting.
+    ///
+    /// Bounded by what was queued then (give or take one buffer): events that keep arriving meanwhile (a
+    /// process writing in a watched directory without pause) are left for the next drain, so that a drain,
+    /// and the reads waiting for it, always end.
     static func readEvents(_ fd: Int32) -> [Event] {
         var events: [Event] = []
         let capacity = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
         defer { buffer.deallocate() }
         let header = MemoryLayout<inotify_event>.size
-        while true {
+        let queued = pendingBytes(fd)
+        var consumed = 0
+        repeat {
             let count = Glibc.read(fd, buffer, capacity)
             if count == -1 && errno == EINTR { continue }
             if count <= 0 { break }
+            consumed += count
             var offset = 0
             while offset + header <= count {
                 let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
@@ -82,7 +89,7 @@ enum InotifyCalls {
                 events.append(Event(wd: event.wd, mask: event.mask, name: name))
                 offset += header + Int(event.len)
             }
-        }
+        } while consumed < queued
         return events
     }
 
