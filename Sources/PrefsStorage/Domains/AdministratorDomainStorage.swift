@@ -16,15 +16,15 @@ import Synchronization
 /// that exists), and a read that last found no file, or found it already checked, trusts that while the
 /// watch has told of nothing since. Where the file's directory exists, the watch vouches for reads as it
 /// does for any domain file (one `ioctl` a read, and fresh: pending events are taken first). Where the
-/// directory does not exist (most machines), nothing is checked at all: a directory and file made later
-/// are seen once the watch thread has handled their events, normally within a millisecond (where only
-/// polling serves, within ``DomainWatching/pollingInterval``).
+/// directory does not exist (most machines), nothing is read: a directory and file made later are seen by
+/// the next read, since their events, queued before `mkdir` returns, move the count of changes the watch
+/// engine took for the file (where only polling serves, within ``DomainWatching/pollingInterval``).
 package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStorage {
     /// The file, read as any domain file is (cached, validated by the process's watch where it has one).
     package let file: FileDomainStorage
     /// Whether the file's owner and mode must prove that only root or this user could have written it.
     package let verifiesOwnership: Bool
-    /// Bumped by the watch whenever the file, or the path to it, may have changed.
+    /// Bumped by the watch's handler whenever the file, or the path to it, may have changed.
     private let changes = Atomic<UInt64>(0)
     /// What the last read found that may be trusted while `changes` is unchanged: that there was no file,
     /// or that the file's owner and mode passed the checks.
@@ -77,8 +77,8 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// The file's contents; a file that cannot be used throws
     /// ``PrefsError/administratorFileIgnored(path:reason:)``, which the search list reports and skips.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {
-        // The common case on most machines: no such directory, nothing heard since. Three atomic loads.
-        let seenFirst = changes.load(ordering: .acquiring)
+        // The common case on most machines: no such directory, nothing heard since. A few atomic loads.
+        let seenFirst = changesSeen()
         if missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1, file.freshnessToken == nil {
             return .missing
         }
@@ -88,7 +88,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         // A system file found last time needs no token of its own: its read below validates itself.
         let needsToken = verifiesOwnership || trusted.withLock { $0?.missing ?? true }
         let token = needsToken ? file.freshnessToken : nil
-        let seen = changes.load(ordering: .acquiring)
+        let seen = changesSeen()
         let watched = watch.withLock { $0 != nil }
         let trust = watched ? trusted.withLock { current -> (token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)? in
             guard let current else { return nil }
@@ -118,12 +118,19 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         return snapshot
     }
 
+    /// The changes that may concern the file so far: those the watch engine took, pending ones first,
+    /// which a directory made an instant before has already moved (its event is queued before `mkdir`
+    /// returns), and those its watch told (polling, where events cannot serve).
+    private func changesSeen() -> UInt64 {
+        (file.changeCount ?? 0) &+ changes.load(ordering: .acquiring)
+    }
+
     /// Whether the last read stays current until the ``ReadEpoch`` moves: a file known missing from a
     /// directory that does not exist (its watch's handler moves the epoch), or a file whose reads the
     /// process's watch engine vouches for.
     package var isVouchedByEpoch: Bool {
         guard watch.withLock({ $0 != nil }) else { return false }
-        let seen = changes.load(ordering: .acquiring)
+        let seen = changesSeen()
         if missingAtChanges.load(ordering: .acquiring) == seen &+ 1, file.freshnessToken == nil { return true }
         guard let token = file.freshnessToken else { return false }
         if trusted.withLock({ $0?.token == token && $0?.missing == true }) { return true }

@@ -45,6 +45,11 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// The file's freshness token now (see ``FreshnessTracker/currentToken()``), for a domain built on this
     /// one that caches what it derives from the file.
     package var freshnessToken: FreshnessToken? { freshness.currentToken() }
+
+    /// The count of events that may concern the file, pending ones taken first (see
+    /// ``FreshnessTracker/changeCount()``), for a domain built on this one that trusts what it found
+    /// while the count stands still.
+    package var changeCount: UInt64? { freshness.changeCount() }
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
     /// Whether the freshness tracker is the process's watch engine's, whose events move the ``ReadEpoch``.
     private let trackedByProcessEngine: Bool

@@ -19,6 +19,12 @@ package protocol FreshnessTracker: AnyObject, Sendable {
     /// Equal tokens taken at two moments prove that no change to the file completed in between: every
     /// write that completed before this call is reflected (pending events are taken into account first).
     func currentToken() -> FreshnessToken?
+
+    /// How many events that may concern the file its source has taken, pending ones first, whether or
+    /// not it vouches for the file (a watch of the nearest existing ancestor of a missing directory counts
+    /// too); `nil` when the source counts none. A count that did not move proves nothing reached the file's
+    /// path meanwhile, where a watch of it exists.
+    func changeCount() -> UInt64?
 }
 
 /// A moment in the life of a file as its tracker saw it (see ``FreshnessTracker/currentToken()``).

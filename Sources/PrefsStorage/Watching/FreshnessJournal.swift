@@ -8,6 +8,8 @@ import Synchronization
 /// read without it, so that a read of an unchanged file takes no lock (see ``currentToken()``).
 final class FileFreshness: FreshnessTracker {
     let stamp = Atomic<UInt64>(0)
+    /// Every event taken that may concern the file, vouched for or not (see ``changeCount()``).
+    let events = Atomic<UInt64>(0)
     private let engine: WatchEngine
 
     init(engine: WatchEngine) { self.engine = engine }
@@ -19,6 +21,12 @@ final class FileFreshness: FreshnessTracker {
         engine.takePendingEvents()
         let value = stamp.load(ordering: .acquiring)
         return value == 0 ? nil : FreshnessToken(value)
+    }
+
+    /// Pending events taken first (one `ioctl`), then one atomic load.
+    func changeCount() -> UInt64? {
+        engine.takePendingEvents()
+        return events.load(ordering: .acquiring)
     }
 }
 
@@ -47,6 +55,7 @@ struct FreshnessJournal {
 
     /// Something may have changed the file: a tracker that vouches gets a new stamp.
     mutating func touch(_ tracker: FileFreshness) {
+        tracker.events.add(1, ordering: .releasing)
         guard tracker.stamp.load(ordering: .relaxed) != 0 else { return }
         lastStamp &+= 1
         tracker.stamp.store(lastStamp, ordering: .releasing)
@@ -59,10 +68,12 @@ struct FreshnessJournal {
         let current = tracker.stamp.load(ordering: .relaxed)
         if !vouched {
             if current != 0 {
+                tracker.events.add(1, ordering: .releasing)
                 tracker.stamp.store(0, ordering: .releasing)
                 ReadEpoch.advance()
             }
         } else if current == 0 {
+            tracker.events.add(1, ordering: .releasing)
             lastStamp &+= 1
             tracker.stamp.store(lastStamp, ordering: .releasing)
             ReadEpoch.advance()

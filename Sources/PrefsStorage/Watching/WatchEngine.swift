@@ -198,6 +198,7 @@ package final class WatchEngine: ReadFreshness {
             guard var subscription = state.subscriptions[id], subscription.polls else { continue }
             if stamp != subscription.lastStamp || subscription.lastStampWasRecent {
                 state.subscriptions.dirty.insert(id)
+                state.journal.touch(subscription.freshness)
                 // Where the path could not be proven (a symbolic link on it, say), a change may mean that it
                 // leads elsewhere now: resolve it again, so that its events come from there.
                 if stamp != subscription.lastStamp && !subscription.proven && subscription.nextComponent == nil,

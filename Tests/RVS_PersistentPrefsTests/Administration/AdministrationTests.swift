@@ -298,6 +298,34 @@ struct AdministratorChangeWatchingTests {
         prefs.watchesExternalChanges = false
     }
 
+    @Test("A managed directory and file made while the process runs are honoured by the very next read and write, 20 times")
+    func managedDirectoryMadeLaterIsHonouredAtOnce() throws {
+        // The managed directory does not exist at first: its watch is on the nearest existing ancestor.
+        let later = fixture.directory.appending("later")
+        let managed = later + "/managed"
+        var environment = fixture.environment
+        environment["RVS_PREFS_MANAGED_DIRECTORY"] = managed
+        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
+        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
+                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        for round in 0..<20 {
+            prefs.appearance = "mine \(round)"
+            #expect(prefs.lastError == nil)
+            #expect(prefs.appearance == "mine \(round)")
+            #expect(mkdir(later, 0o700) == 0 && mkdir(managed, 0o700) == 0)
+            fixture.install(["appearance": .string("forced")], at: managed + "/\(fixture.domainName).plist")
+            // No wait: the directory's events are queued before mkdir returns, and the read takes them.
+            #expect(prefs.appearance == "forced", "round \(round)")
+            prefs.appearance = "refused"
+            if case .forcedByAdministrator? = prefs.lastError {} else {
+                Issue.record("round \(round): expected forcedByAdministrator, got \(String(describing: prefs.lastError))")
+            }
+            #expect(unlink(managed + "/\(fixture.domainName).plist") == 0 && rmdir(managed) == 0 && rmdir(later) == 0)
+            #expect(prefs.appearance == "mine \(round)", "round \(round)")
+        }
+    }
+
     @Test("A managed file made writable by others after it was honoured is ignored from then on")
     func madeInsecureLater() throws {
         fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
