@@ -1,3 +1,4 @@
+import CPrefsLinux
 import Foundation
 import PrefsPropertyList
 import Synchronization
@@ -282,6 +283,23 @@ public final class DefaultsSuite: Sendable {
         /// The snapshot of the domain that supplied the value, when one domain did; `nil` for a value
         /// built entry by entry from several (which callers then do not cache).
         package let snapshot: DomainSnapshot?
+        /// The read epoch the suite keeps this value at, when it keeps it and it came with no problem: a
+        /// caller that derived something from it may use that again while ``DefaultsSuite/isUnchanged(since:)``.
+        package var keptAt: UInt64? = nil
+
+        package init(value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot?) {
+            (self.value, self.domain, self.snapshot) = (value, domain, snapshot)
+        }
+    }
+
+    /// Whether a read of this suite now would find what it found and kept at `epoch` (see
+    /// ``Found/keptAt``), whatever the key: one `ioctl` at most (the watch engine's pending events, taken
+    /// first, so that every write completed before this call has moved the epoch).
+    package func isUnchanged(since epoch: UInt64) -> Bool {
+        cprefs_read_scope_begin()
+        defer { cprefs_read_scope_end() }
+        WatchEngine.shared.takePendingEvents()
+        return ReadEpoch.current == epoch
     }
 
     /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring
@@ -345,6 +363,7 @@ public final class DefaultsSuite: Sendable {
         if let built = result, built.snapshot == nil {
             result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
         }
+        if found.isEmpty { result?.keptAt = epoch }
         let read = KeptRead(key: key, collection: collection, epoch: epoch, found: result, problems: found)
         keptReads.withLock { reads in
             reads.removeAll { $0.epoch != epoch || ($0.key == key && $0.collection == collection) }

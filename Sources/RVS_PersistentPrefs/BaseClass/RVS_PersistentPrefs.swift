@@ -87,16 +87,18 @@ open class RVS_PersistentPrefs {
     /// Serializes the operations of this instance. Recursive, so that an observer may read or write
     /// the instance from inside a notification.
     let operationLock = OperationLock()
-    private var storageKey = ""
-    private var error: PrefsError?
-    private var nativeCache: NativeCache?
+    // Every access to these is under `operationLock`, which the compiler cannot see; unchecked, so that a
+    // read of an unchanged collection does not pay a dynamic exclusivity check for each.
+    @exclusivity(unchecked) private var storageKey = ""
+    @exclusivity(unchecked) private var error: PrefsError?
+    @exclusivity(unchecked) private var nativeCache: NativeCache?
     /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
     private let givenSuite: DefaultsSuite?
     let observers = ObserverList()
     let swiftObservation = SwiftObservationSupport()
     let externalChanges = ExternalChanges()
     /// The changes waiting to be told, and what telling them needs. Guarded by `operationLock`.
-    var notifications = NotificationState()
+    @exclusivity(unchecked) var notifications = NotificationState()
     /// The thread running this instance's `modify` transform, while it runs (0: none): anything that
     /// would use the instance's storage from that thread fails at once instead of waiting for itself.
     let transformThread = Atomic<UInt>(0)
@@ -109,6 +111,10 @@ open class RVS_PersistentPrefs {
         let snapshot: DomainSnapshot
         let key: String
         let values: [String: Any]
+        /// The suite that found it, and the epoch it keeps the read at (see `DefaultsSuite.Found.keptAt`):
+        /// while the suite says nothing changed since, the values are returned without a search.
+        let suite: DefaultsSuite
+        var keptAt: UInt64?
     }
 
     /// The storage key: the name of this instance's whole dictionary in the defaults domain.
@@ -116,7 +122,11 @@ open class RVS_PersistentPrefs {
     /// Distinct from the entry names in ``keys``. Changing it redirects later operations; it does not
     /// rename or migrate the stored collection.
     open var key: String {
-        get { locked { storageKey } }
+        get {
+            operationLock.lock()
+            defer { operationLock.unlock() }
+            return storageKey
+        }
         set { locked { storageKey = newValue } }
     }
 
@@ -131,7 +141,11 @@ open class RVS_PersistentPrefs {
     /// ``PrefsError/unknownError(error:)``.
     open var lastError: PrefsError? {
         get { locked { error } }
-        set { locked { error = newValue } }
+        set {
+            operationLock.lock()
+            defer { operationLock.unlock() }
+            error = newValue
+        }
     }
 
     /// The entry names this subclass allows. Override with a stable list.
@@ -396,17 +410,25 @@ open class RVS_PersistentPrefs {
         if let pinned = pinnedValues() { return pinned }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
+            if let cache = nativeCache, let keptAt = cache.keptAt, cache.suite === collection.suite,
+               cache.key == collection.storageKey, collection.suite.isUnchanged(since: keptAt) {
+                return cache.values
+            }
             var problems: [PrefsError] = []
             // Reported, though the read succeeds with the other domains' values.
             defer { if let problem = problems.first { lastError = problem } }
             guard let found = try collection.read(problems: &problems) else { return [:] }
             let snapshot = found.snapshot
-            if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey {
+            if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,
+               cache.suite === collection.suite {
+                // Kept again (the epoch moved for something else): the next read can skip the search again.
+                if cache.keptAt != found.keptAt { nativeCache?.keptAt = found.keptAt }
                 return cache.values
             }
             let native = (try collection.entries(of: found) ?? [:]).nativeValues
             if let snapshot {
-                nativeCache = NativeCache(snapshot: snapshot, key: collection.storageKey, values: native)
+                nativeCache = NativeCache(snapshot: snapshot, key: collection.storageKey, values: native,
+                                          suite: collection.suite, keptAt: found.keptAt)
             }
             return native
         }

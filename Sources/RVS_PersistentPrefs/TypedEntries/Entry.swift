@@ -291,14 +291,36 @@ final class EntryDefinition<Value> {
     var storageKey = ""
     /// The stored form decoded (`nil`: the entry was absent).
     var stored: PropertyListValue?
-    /// What it decoded to, or why it did not.
-    var value: Value?
+    /// What it decoded to (boxed: an optional of a class needs no metadata of `Value`'s own to be read in
+    /// unspecialized code), or why it did not.
+    var decoded: DecodedValue<Value>?
     var failure: PrefsError?
+    /// The suite whose kept read (at the epoch `keptAt`, see `DefaultsSuite.Found.keptAt`) the cached
+    /// outcome came from: while the suite says nothing changed since, a read returns it without a search.
+    private(set) var suite: DefaultsSuite?
+    private(set) var keptAt: UInt64?
+
+    /// Records the kept read the cached outcome now stands for.
+    func keep(_ keptAt: UInt64?, by suite: DefaultsSuite) {
+        self.keptAt = keptAt
+        if self.suite !== suite { self.suite = suite }
+    }
+
+    /// The key path that stands for this entry in Swift Observation, made on the first read.
+    private var observationKeyPath: (any KeyPath<RVS_PersistentPrefs, Void> & Sendable)?
 
     /// The cached outcome: the value, or the decoding error.
     func cachedValue() throws(PrefsError) -> Value {
         if let failure { throw failure }
-        return value!
+        return decoded!.value
+    }
+
+    /// The key path of this entry in `support`, looked up once.
+    func observedKeyPath(in support: SwiftObservationSupport) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
+        if let observationKeyPath { return observationKeyPath }
+        let made = support.keyPath(forEntry: name)
+        observationKeyPath = made
+        return made
     }
 
     /// Whether decoded values may be kept: not for a class, whose one cached object every reader would
@@ -313,8 +335,14 @@ final class EntryDefinition<Value> {
         self.storageKey = storageKey
         self.stored = stored
         switch outcome {
-        case .success(let value): (self.value, failure) = (value, nil)
-        case .failure(let error): (value, failure) = (nil, error)
+        case .success(let value): (decoded, failure) = (DecodedValue(value), nil)
+        case .failure(let error): (decoded, failure) = (nil, error)
         }
     }
+}
+
+/// A decoded value, kept by an ``EntryDefinition``.
+final class DecodedValue<Value> {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -38,8 +38,13 @@ extension RVS_PersistentPrefs {
             }
         }
         // For Swift Observation: code that read one typed property is told of changes to that entry only.
-        registerObservedAccess(toEntry: definition.name)
+        swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
         let collection = try collection()
+        // Nothing changed since the suite kept the read this value came from: not even a search.
+        if definition.isCached, let keptAt = definition.keptAt, definition.suite === collection.suite,
+           definition.storageKey == collection.storageKey, collection.suite.isUnchanged(since: keptAt) {
+            return try definition.cachedValue()
+        }
         var problems: [PrefsError] = []
         let found = try collection.read(problems: &problems)
         // Reported, though the read succeeds with the other domains' values.
@@ -47,12 +52,24 @@ extension RVS_PersistentPrefs {
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
         if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
            definition.storageKey == collection.storageKey {
+            definition.keep(found?.keptAt, by: collection.suite)
             return try definition.cachedValue()
         }
+        return try decodeChanged(entry, found: found, in: collection)
+    }
+
+    /// The read of `entry` after the domain changed: decoded again only when its stored form changed. Apart
+    /// from ``loadEntry(_:)`` so that a read of an unchanged domain, through an unspecialized generic, needs
+    /// the metadata of no type made of `Value`.
+    @inline(never)
+    private func decodeChanged<Value>(_ entry: Entry<Value>, found: DefaultsSuite.Found?,
+                                      in collection: StoredCollection) throws(PrefsError) -> Value {
+        let definition = entry.definition
         let stored = definition.storedForm(in: try collection.entries(of: found))
         // The domain changed, but perhaps not this entry: compare stored forms before decoding again.
         if definition.isCached, definition.storageKey == collection.storageKey, definition.stored == stored {
             definition.snapshot = found?.snapshot
+            definition.keep(found?.keptAt, by: collection.suite)
             return try definition.cachedValue()
         }
         let outcome: Result<Value, PrefsError>
@@ -66,6 +83,7 @@ extension RVS_PersistentPrefs {
             outcome = .success(definition.defaultValue)
         }
         definition.cache(snapshot: found?.snapshot, storageKey: collection.storageKey, stored: stored, outcome: outcome)
+        definition.keep(found?.keptAt, by: collection.suite)
         return try outcome.get()
     }
 
