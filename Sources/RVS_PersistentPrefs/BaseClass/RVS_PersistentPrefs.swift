@@ -464,7 +464,12 @@ open class RVS_PersistentPrefs {
                 if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
                     try collection.check(write, allowed: allowed)
                 }
-                try prepareSchema(of: collection, writing: true, repair: write.repair)
+                // An unversioned class's write needs no read of its own first (a round trip, for a domain on
+                // another machine): the commit refuses a collection from a newer version under the lock. Only a
+                // `.prior` notification, which must not announce a write that will be refused, needs it before.
+                if type(of: self).schemaVersion > 0 || notification.sendsPriors {
+                    try prepareSchema(of: collection, writing: true, repair: write.repair)
+                }
                 announced = announce(write, notification)
                 try collection.commit(write, allowed: allowed, schemaVersion: type(of: self).schemaVersion)
                 return true
