@@ -319,6 +319,10 @@ case "overflow-read":
     guard arguments.count == 7, Int(arguments[5]) != nil else { fail("overflow-read needs COUNT FLOOD_DIR") }
     overflowRead(floodArguments: ["flood"] + arguments[2...6])
 
+case "overflow-moved-read":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("overflow-moved-read needs COUNT") }
+    overflowMovedRead(directory: arguments[2], name: arguments[3], floodCount: count)
+
 case "migrate":
     runVersionedWorker(storageKey: storageKey)
 
@@ -566,5 +570,50 @@ func serveLinks() {
             fail("serve-links \(line): \(error)")
         }
         say("done \(number)")
+    }
+}
+
+/// While the queue overflows, the domain's directory is moved away and made again: the read after the
+/// overflow, and every read after a later write there, must see the new directory's file. Prints the
+/// values read through a suite and through the domain, after the overflow and after a later write.
+func overflowMovedRead(directory base: String, name: String, floodCount: Int) {
+    let directory = base + "/prefs"
+    func writeElsewhere(_ value: Int) {
+        // As another program would: a temporary file renamed into place.
+        let bytes = BinaryPropertyList.encode(.dictionary(["k": .integer(value)]))
+        let temporary = directory + "/.elsewhere.tmp"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)),
+              rename(temporary, directory + "/\(name).plist") == 0 else { fail("overflow-moved-read: write \(value)") }
+    }
+    do {
+        guard mkdir(directory, 0o700) == 0 else { fail("overflow-moved-read: mkdir") }
+        let domain = try FileDomainStorage(directory: directory, name: name)
+        let suite = DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: [])
+        writeElsewhere(1)
+        guard try suite.value(forKey: "k") == .integer(1) else { fail("overflow-moved-read: the first read is not 1") }
+        #if DEBUG
+        let holdingEngineLock = WatchEngine.shared.holdingLock
+        #else
+        func holdingEngineLock(_ body: () throws -> Void) throws { fail("overflow-moved-read needs a debug build") }
+        #endif
+        try holdingEngineLock {
+            // The watch thread cannot drain meanwhile: the queue overflows, and the directory's move is lost.
+            for index in 0..<floodCount {
+                let path = directory + "/flood-\(index)"
+                close(open(path, O_WRONLY | O_CREAT, 0o600))
+                unlink(path)
+            }
+            guard rename(directory, base + "/prefs.old") == 0, mkdir(directory, 0o700) == 0 else {
+                fail("overflow-moved-read: moving the directory")
+            }
+            writeElsewhere(2)
+        }
+        let afterOverflow = (try suite.value(forKey: "k"), try domain.snapshot().contents["k"])
+        writeElsewhere(3)
+        let afterWrite = (try suite.value(forKey: "k"), try domain.snapshot().contents["k"])
+        say("overflow=\(afterOverflow.0.map { "\($0)" } ?? "nil"),\(afterOverflow.1.map { "\($0)" } ?? "nil") "
+            + "later=\(afterWrite.0.map { "\($0)" } ?? "nil"),\(afterWrite.1.map { "\($0)" } ?? "nil")")
+    } catch {
+        fail("overflow-moved-read: \(error)")
     }
 }

@@ -33,6 +33,8 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// The count of changes told, plus one, while a missing file is trusted on that count alone (its
     /// directory does not exist, so no token vouches): what the common read checks with no lock. 0: none.
     private let missingAtChanges = Atomic<UInt64>(0)
+    /// Whether the last read threw: what it found is then never kept by a suite.
+    private let lastReadFailed = Atomic<Bool>(false)
 
     package init(_ file: FileDomainStorage, verifiesOwnership: Bool) {
         self.file = file
@@ -77,6 +79,17 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// The file's contents; a file that cannot be used throws
     /// ``PrefsError/administratorFileIgnored(path:reason:)``, which the search list reports and skips.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {
+        do {
+            let snapshot = try read()
+            if lastReadFailed.load(ordering: .relaxed) { lastReadFailed.store(false, ordering: .releasing) }
+            return snapshot
+        } catch {
+            lastReadFailed.store(true, ordering: .releasing)
+            throw error
+        }
+    }
+
+    private func read() throws(PrefsError) -> DomainSnapshot {
         // The common case on most machines: no such directory, nothing heard since. A few atomic loads.
         let seenFirst = changesSeen()
         if missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1, file.freshnessToken == nil {
@@ -129,7 +142,10 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// directory that does not exist (its watch's handler moves the epoch), or a file whose reads the
     /// process's watch engine vouches for.
     package var isVouchedByEpoch: Bool {
-        guard watch.withLock({ $0 != nil }) else { return false }
+        // A file that could not be used may be usable at the next read without any event (an ownership
+        // check that could not be made): not kept. Nor is a file another engine than the process's tracks.
+        guard file.trackedByProcessEngine, !lastReadFailed.load(ordering: .acquiring),
+              watch.withLock({ $0 != nil }) else { return false }
         let seen = changesSeen()
         if missingAtChanges.load(ordering: .acquiring) == seen &+ 1, file.freshnessToken == nil { return true }
         guard let token = file.freshnessToken else { return false }

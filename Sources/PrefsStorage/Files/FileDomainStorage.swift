@@ -52,7 +52,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     package var changeCount: UInt64? { freshness.changeCount() }
     private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
     /// Whether the freshness tracker is the process's watch engine's, whose events move the ``ReadEpoch``.
-    private let trackedByProcessEngine: Bool
+    package let trackedByProcessEngine: Bool
     /// The watch that lets the process's engine vouch for this file's reads (see ``startVouching()``):
     /// `nil` until started, then the watch, or `.some(nil)` when there is none to start.
     private let vouchingWatch = Mutex<FileWatch??>(nil)

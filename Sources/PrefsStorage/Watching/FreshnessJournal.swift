@@ -56,10 +56,11 @@ struct FreshnessJournal {
     /// Something may have changed the file: a tracker that vouches gets a new stamp.
     mutating func touch(_ tracker: FileFreshness) {
         tracker.events.add(1, ordering: .releasing)
+        // Whether vouched or not: a count of events an administrator's domain trusts has moved.
+        defer { ReadEpoch.advance() }
         guard tracker.stamp.load(ordering: .relaxed) != 0 else { return }
         lastStamp &+= 1
         tracker.stamp.store(lastStamp, ordering: .releasing)
-        ReadEpoch.advance()
     }
 
     /// Whether a watch vouches for the file now: one that starts vouching gets a new stamp, one that stops

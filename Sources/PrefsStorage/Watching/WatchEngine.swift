@@ -231,8 +231,17 @@ package final class WatchEngine: ReadFreshness {
     private static func apply(_ event: InotifyCalls.Event, to state: inout State, inotify: Int32) {
         let ignored = event.mask & UInt32(IN_IGNORED) != 0
         if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-            // Events were lost: every watched file may have changed.
-            for id in state.subscriptions.ids(where: { _ in true }) { changed(id, &state) }
+            // Events were lost: every watched file may have changed, and every path may lead elsewhere now
+            // (a directory moved away and made again, a file renamed into place), so each is resolved afresh.
+            for id in state.subscriptions.ids(where: { _ in true }) {
+                resolve(id, &state, inotify: inotify)
+                if var subscription = state.subscriptions[id] {
+                    state.paths.watchFile(&subscription, inotify: inotify, watchingInode: subscription.proven)
+                    state.subscriptions[id] = subscription
+                    updateVouching(&state, for: subscription.freshness)
+                }
+                changed(id, &state)
+            }
             return
         }
         if state.paths.files[event.wd] != nil {
