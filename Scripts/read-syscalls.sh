@@ -15,6 +15,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 command -v strace >/dev/null || { echo "read-syscalls: strace is needed (apt-get install -y strace)" >&2; exit 69; }
+# Where the machine forbids tracing (ptrace refused in a container, say), say so and count nothing.
+if ! strace -f -qq -o /dev/null true 2>/dev/null; then
+    echo "read-syscalls: strace cannot trace processes on this machine; nothing counted" >&2
+    exit 0
+fi
 cases=("$@")
 [[ ${#cases[@]} -gt 0 ]] || cases=(read read-watched read-typed read-typed-watched)
 harness="${READ_SYSCALLS_HARNESS:-$(swift build --show-bin-path)/harness}"
