@@ -4,10 +4,10 @@
 #
 #   Scripts/read-syscalls.sh [CASE...]     default: read read-watched read-typed read-typed-watched
 #
-# Each case runs `harness bench --count-reads CASE:N` under `strace -f` twice, with N = 100 and N = 1100;
-# the difference of the two counts over 1,000 is the cost of one read, set-up and tear-down cancelling out.
+# Each case runs `harness bench --count-reads CASE:N` under `strace -f` twice, with N = 100 and N = 3100;
+# the difference of the two counts over 3,000 is the cost of one read, set-up and tear-down cancelling out.
 # Prints one line per case and setting:
-#   SYSCALLS case=<name> administrators=<none|files> per_read=<n.nn>
+#   SYSCALLS case=<name> administrators=<none|files> per_read=<n.nnn>
 # and fails when a read costs more than one system call (SPEC §7.4: at most one per unchanged read).
 # Environment: READ_SYSCALLS_HARNESS=<path> uses that harness instead of the debug build's.
 set -euo pipefail
@@ -44,8 +44,8 @@ for path, entries in ((root + "/xdg/RVS_PersistentPrefs/harness.plist", {"read":
 PY
 chmod 600 "$scratch/xdg/RVS_PersistentPrefs/harness.plist" "$scratch/managed/harness.plist"
 
-# The system calls of one run of `count` reads (every thread's; exit and signal lines are not calls, nor
-# the second half of a call another thread's interrupted in the trace).
+# The system calls the main thread makes in one run of `count` reads (exit and signal lines are not calls,
+# nor the second half of a call another thread's interrupted in the trace).
 calls() {
     local case="$1" setting="$2" count="$3" out="$traces/trace.$1.$2.$3"
     local environment=(XDG_CONFIG_DIRS="$scratch/none" RVS_PREFS_MANAGED_DIRECTORY="$scratch/none")
@@ -55,18 +55,23 @@ calls() {
     env "${environment[@]}" strace -f -qq -o "$out" \
         "$harness" bench --count-reads "$case:$count" --directory "$scratch/work-$case-$setting-$count" >/dev/null 2>"$out.log" \
         || { cat "$out.log" >&2; exit 1; }
-    grep -cvE '^[0-9]+ +(\+\+\+|---|<\.\.\. )' "$out"
+    # The reads run on the main thread, whose id is the process's (the first line's): the watch thread's
+    # and delivery threads' own calls, which vary from run to run, are not the reads'.
+    local main
+    main="$(head -n 1 "$out" | cut -d ' ' -f 1)"
+    grep -E "^$main " "$out" | grep -cvE '^[0-9]+ +(\+\+\+|---|<\.\.\. )'
 }
 
 failed=0
 for case in "${cases[@]}"; do
     for setting in none files; do
         low="$(calls "$case" "$setting" 100)"
-        high="$(calls "$case" "$setting" 1100)"
-        per_read="$(python3 -c "print(f'{($high - $low) / 1000:.2f}')")"
+        high="$(calls "$case" "$setting" 3100)"
+        per_read="$(python3 -c "print(f'{($high - $low) / 3000:.3f}')")"
         echo "SYSCALLS case=$case administrators=$setting per_read=$per_read"
-        # A few calls of the watch thread's own may fall into one run and not the other.
-        if (( high - low > 1010 )); then
+        # Set-up calls (a watch added, a file looked at) vary by a few from run to run; a second call a read
+        # would add 3,000.
+        if (( high - low > 3030 )); then
             echo "read-syscalls: $case with administrators' files=$setting costs $per_read system calls a read, more than one" >&2
             failed=1
         fi
