@@ -16,6 +16,13 @@ package enum ReadEpoch {
     @inline(__always)
     package static var current: UInt64 { count.load(ordering: .acquiring) }
 
+    /// The count a read compares: taken after the process's watch engine took its pending events, so that
+    /// every write completed before the read began has moved it (one `ioctl` when nothing is pending).
+    package static func currentForRead() -> UInt64 {
+        WatchEngine.shared.takePendingEvents()
+        return current
+    }
+
     /// Something a vouched domain returns may have changed: called after the change is visible.
     @inline(__always)
     package static func advance() { count.add(1, ordering: .acquiringAndReleasing) }

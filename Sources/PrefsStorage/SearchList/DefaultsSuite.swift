@@ -1,4 +1,3 @@
-import CPrefsLinux
 import Foundation
 import PrefsPropertyList
 import Synchronization
@@ -296,10 +295,7 @@ public final class DefaultsSuite: Sendable {
     /// ``Found/keptAt``), whatever the key: one `ioctl` at most (the watch engine's pending events, taken
     /// first, so that every write completed before this call has moved the epoch).
     package func isUnchanged(since epoch: UInt64) -> Bool {
-        cprefs_read_scope_begin()
-        defer { cprefs_read_scope_end() }
-        WatchEngine.shared.takePendingEvents()
-        return ReadEpoch.current == epoch
+        ReadEpoch.currentForRead() == epoch
     }
 
     /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring
@@ -341,8 +337,7 @@ public final class DefaultsSuite: Sendable {
             for domain in vouched { domain.startVouching() }
             vouchingStarted.store(true, ordering: .releasing)
         }
-        WatchEngine.shared.takePendingEvents()
-        let epoch = ReadEpoch.current
+        let epoch = ReadEpoch.currentForRead()
         let kept = keptReads.withLock { reads -> KeptRead? in
             for read in reads where read.epoch == epoch && read.collection == collection && read.key == key { return read }
             return nil
