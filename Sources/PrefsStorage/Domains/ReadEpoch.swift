@@ -23,6 +23,13 @@ package enum ReadEpoch {
         return current
     }
 
+    /// ``currentForRead()`` for a read whose only check it is (see ``DefaultsSuite/isUnchanged(since:)``):
+    /// the events are taken whether or not a read scope already took them.
+    package static func currentForKeptRead() -> UInt64 {
+        WatchEngine.shared.takePendingEventsNow()
+        return current
+    }
+
     /// Something a vouched domain returns may have changed: called after the change is visible.
     @inline(__always)
     package static func advance() { count.add(1, ordering: .acquiringAndReleasing) }

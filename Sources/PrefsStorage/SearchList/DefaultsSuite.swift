@@ -295,7 +295,7 @@ public final class DefaultsSuite: Sendable {
     /// ``Found/keptAt``), whatever the key: one `ioctl` at most (the watch engine's pending events, taken
     /// first, so that every write completed before this call has moved the epoch).
     package func isUnchanged(since epoch: UInt64) -> Bool {
-        ReadEpoch.currentForRead() == epoch
+        ReadEpoch.currentForKeptRead() == epoch
     }
 
     /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring

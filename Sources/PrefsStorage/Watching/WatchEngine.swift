@@ -71,6 +71,13 @@ package final class WatchEngine: ReadFreshness {
         // Taken already since this read of a suite began: nothing completed before the read is pending.
         if ReadScope.hasTakenEvents(of: identity) { return }
         defer { ReadScope.tookEvents(of: identity) }
+        takePendingEventsNow()
+    }
+
+    /// ``takePendingEvents()`` outside any read scope: for a read that makes this one check and no other
+    /// (a kept read's), so that noting it in the scope would serve nothing.
+    @inline(__always)
+    func takePendingEventsNow() {
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }

@@ -19,10 +19,8 @@ extension RVS_PersistentPrefs {
         var environment: [String: String]?
         /// The suite the settings select (or why they select none), until a setting changes.
         var resolved: Result<DefaultsSuite, PrefsError>? {
-            didSet { resolvedSuite = try? resolved?.get() }
+            didSet { RVS_PersistentPrefs.publishResolvedSuite(try? resolved?.get()) }
         }
-        /// The suite of `resolved`, when it is one: what every operation takes, without copying a result.
-        private(set) var resolvedSuite: DefaultsSuite?
 
         private mutating func settingChanged() {
             generation &+= 1
@@ -31,6 +29,17 @@ extension RVS_PersistentPrefs {
     }
 
     static let configuration = Mutex(Configuration())
+
+    /// The address of the suite the settings select while it stands (0: none, or not resolved yet), so that
+    /// an operation takes it with one load instead of the configuration's lock. Set under that lock only.
+    /// A suite published here is retained for good, so the address never dangles: suites are published
+    /// only when the settings change, and they are shared for the process's life anyway.
+    private static let resolvedSuiteAddress = Atomic<UInt>(0)
+
+    fileprivate static func publishResolvedSuite(_ suite: DefaultsSuite?) {
+        let address = suite.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        resolvedSuiteAddress.store(address, ordering: .releasing)
+    }
 
     /// Selects a group suite for every instance of every subclass.
     ///
@@ -84,11 +93,14 @@ extension RVS_PersistentPrefs {
     /// The suite the settings above and the environment select: the default of ``userDefaults``.
     ///
     /// Resolved at the first operation that needs it, and again at the first after a setting above
-    /// changed; in between, every operation takes the same suite, at the cost of one lock. The
+    /// changed; in between, every operation takes the same suite, at the cost of one atomic load. The
     /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`) is
     /// read once, at the first resolution: a change of it later does not move this process's suite.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
-        if let suite = configuration.withLock({ $0.resolvedSuite }) { return suite }
+        let address = resolvedSuiteAddress.load(ordering: .acquiring)
+        if address != 0, let pointer = UnsafeRawPointer(bitPattern: address) {
+            return Unmanaged<DefaultsSuite>.fromOpaque(pointer).takeUnretainedValue()
+        }
         let found: Result<DefaultsSuite, PrefsError>? = configuration.withLock { $0.resolved }
         if let found { return try found.get() }
         let settings = configuration.withLock { $0 }

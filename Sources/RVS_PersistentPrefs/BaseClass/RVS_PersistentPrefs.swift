@@ -90,7 +90,9 @@ open class RVS_PersistentPrefs {
     // Every access to these is under `operationLock`, which the compiler cannot see; unchecked, so that a
     // read of an unchanged collection does not pay a dynamic exclusivity check for each.
     @exclusivity(unchecked) private var storageKey = ""
-    @exclusivity(unchecked) private var error: PrefsError?
+    /// The outcome of the last operation, boxed: clearing it, which every successful read does, is then a
+    /// pointer store instead of copies of a many-payload enum.
+    @exclusivity(unchecked) private var error: OperationError?
     @exclusivity(unchecked) private var nativeCache: NativeCache?
     /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
     private let givenSuite: DefaultsSuite?
@@ -107,7 +109,7 @@ open class RVS_PersistentPrefs {
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.
-    private struct NativeCache {
+    private final class NativeCache {
         let snapshot: DomainSnapshot
         let key: String
         let values: [String: Any]
@@ -115,6 +117,25 @@ open class RVS_PersistentPrefs {
         /// while the suite says nothing changed since, the values are returned without a search.
         let suite: DefaultsSuite
         var keptAt: UInt64?
+
+        init(snapshot: DomainSnapshot, key: String, values: [String: Any], suite: DefaultsSuite, keptAt: UInt64?) {
+            (self.snapshot, self.key, self.values, self.suite, self.keptAt) = (snapshot, key, values, suite, keptAt)
+        }
+    }
+
+    /// A ``lastError`` other than `nil`.
+    private final class OperationError {
+        let error: PrefsError
+        init(_ error: PrefsError) { self.error = error }
+
+        /// `error` boxed, borrowing it: a `nil` is not copied.
+        @inline(never)
+        static func box(_ error: borrowing PrefsError?) -> OperationError? {
+            switch error {
+            case .none: nil
+            case .some(let error): OperationError(error)
+            }
+        }
     }
 
     /// The storage key: the name of this instance's whole dictionary in the defaults domain.
@@ -140,11 +161,13 @@ open class RVS_PersistentPrefs {
     /// It is settable, so that a subclass may report failures of its own, for example with
     /// ``PrefsError/unknownError(error:)``.
     open var lastError: PrefsError? {
-        get { locked { error } }
+        get { locked { error?.error } }
         set {
+            let boxed: OperationError?
+            if case .none = newValue { boxed = nil } else { boxed = OperationError.box(newValue) }
             operationLock.lock()
             defer { operationLock.unlock() }
-            error = newValue
+            error = boxed
         }
     }
 
@@ -408,6 +431,10 @@ open class RVS_PersistentPrefs {
     private func read() -> [String: Any] {
         if notifications.recording != nil { notifications.recording!.untyped = true }
         if let pinned = pinnedValues() { return pinned }
+        if let cache = nativeCache, keptReadStands(cache.keptAt, by: cache.suite, storageKey: cache.key) {
+            lastError = nil
+            return cache.values
+        }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
             if let cache = nativeCache, let keptAt = cache.keptAt, cache.suite === collection.suite,
@@ -422,7 +449,7 @@ open class RVS_PersistentPrefs {
             if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,
                cache.suite === collection.suite {
                 // Kept again (the epoch moved for something else): the next read can skip the search again.
-                if cache.keptAt != found.keptAt { nativeCache?.keptAt = found.keptAt }
+                if cache.keptAt != found.keptAt { cache.keptAt = found.keptAt }
                 return cache.values
             }
             let native = (try collection.entries(of: found) ?? [:]).nativeValues
@@ -432,6 +459,23 @@ open class RVS_PersistentPrefs {
             }
             return native
         }
+    }
+
+    /// Whether a read kept at the epoch `keptAt` by `suite` for `storageKey` (see
+    /// ``DefaultsSuite/isUnchanged(since:)``) still answers a read of this instance: it would use the same
+    /// suite and storage key, with the collection's schema already checked, and nothing changed since. The
+    /// read then returns what that read returned, with no search and no operation's machinery. Caller
+    /// holds the operation lock.
+    @inline(__always)
+    func keptReadStands(_ keptAt: UInt64?, by suite: DefaultsSuite?, storageKey: String?) -> Bool {
+        // Through the properties, so that a subclass's overrides are honoured; from inside this instance's
+        // own `modify` transform `userDefaults` is nil, and the full read fails as it must.
+        guard let keptAt, let suite, let current = userDefaults, current === suite, key == storageKey else { return false }
+        if type(of: self).schemaVersion > 0 {
+            guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),
+                  verified.storageKey == storageKey else { return false }
+        }
+        return suite.isUnchanged(since: keptAt)
     }
 
     /// The one write pipeline: every write of the instance (assigning ``values``, the subscript, an

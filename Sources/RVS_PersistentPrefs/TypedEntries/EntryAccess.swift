@@ -90,9 +90,18 @@ extension RVS_PersistentPrefs {
     /// Reads `entry` as one operation: its value, or its default with ``lastError`` saying why.
     @usableFromInline
     func readEntry<Value>(_ entry: Entry<Value>) -> Value {
-        locked {
-            operation(failure: entry.defaultValue, notifies: false) { () throws(PrefsError) -> Value in try loadEntry(entry) }
+        operationLock.lock()
+        defer { operationLock.unlock() }
+        let definition = entry.definition
+        // Nothing changed since the suite kept the read the cached value came from: not even a search.
+        if notifications.recording == nil, notifications.pinned == nil, definition.isCached,
+           let decoded = definition.decoded,
+           keptReadStands(definition.keptAt, by: definition.suite, storageKey: definition.storageKey) {
+            swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
+            lastError = nil
+            return decoded.value
         }
+        return operation(failure: entry.defaultValue, notifies: false) { () throws(PrefsError) -> Value in try loadEntry(entry) }
     }
 
     /// Takes the operation lock for the whole of an in-place change of an entry: its read, the caller's
