@@ -20,12 +20,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "PrefsPropertyList", path: "Sources/PrefsPropertyList"),
-        // The few Linux calls the Glibc module does not import well (statfs, eventfd).
+        // The few Linux calls the Glibc module does not import well (statfs, eventfd, futex, a thread-local).
         .target(name: "CPrefsLinux", path: "Sources/CPrefsLinux"),
         .target(name: "PrefsStorage", dependencies: ["PrefsPropertyList", "CPrefsLinux"], path: "Sources/PrefsStorage"),
         .target(
             name: "RVS_PersistentPrefs",
-            dependencies: ["PrefsStorage", "PrefsPropertyList"],
+            dependencies: ["PrefsStorage", "PrefsPropertyList", "CPrefsLinux"],
             path: "Sources/RVS_PersistentPrefs"
         ),
         // The system's OpenSSL, for the https endpoints of PrefsEtcd only.

@@ -6,6 +6,7 @@
 // outside the module). Each wrapper is a plain call, so that Swift never sizes a C struct by hand.
 
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 /// The `f_type` magic number of the file system holding `path`, in `*type`; 0 on success, else -1 with errno set.
 int cprefs_file_system_type(const char *path, uint32_t *type);
@@ -21,5 +22,18 @@ void cprefs_read_scope_end(void);
 int cprefs_read_scope_has_taken(uintptr_t engine);
 /// Records that the current scope (if any) has taken the pending events of `engine`.
 void cprefs_read_scope_note_taken(uintptr_t engine);
+
+/// A lock in one 32-bit word that makes no system call unless contended (0 free, 1 held, 2 held with
+/// waiters, the futex mutex of Drepper's "Futexes Are Tricky"). Out of line, so that a thread sanitizer
+/// sees its atomics. `word` must stay at one address while the lock is used.
+void cprefs_lock(uint32_t *word);
+void cprefs_unlock(uint32_t *word);
+
+/// The bytes queued for reading on `fd` (`ioctl(FIONREAD)`), 0 when it fails. Inline, so that a read's
+/// one system call is made without Swift's wrapper of the variadic `ioctl`.
+static inline int cprefs_pending_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, FIONREAD, &count) == -1 ? 0 : count;
+}
 
 #endif

@@ -95,8 +95,7 @@ enum InotifyCalls {
 
     /// How many bytes of events are queued on `fd` (`ioctl(FIONREAD)`): a cheap "anything pending?".
     static func pendingBytes(_ fd: Int32) -> Int {
-        var count: Int32 = 0
-        return ioctl(fd, UInt(FIONREAD), &count) == -1 ? 0 : Int(count)
+        Int(cprefs_pending_bytes(fd))
     }
 
     // MARK: Wake-ups

@@ -36,6 +36,14 @@ extension RVS_PersistentPrefs {
     /// only when the settings change, and they are shared for the process's life anyway.
     private static let resolvedSuiteAddress = Atomic<UInt>(0)
 
+    /// The suite the settings select, when it is resolved and stands: one atomic load.
+    @inline(__always)
+    static var resolvedConfiguredSuite: DefaultsSuite? {
+        let address = resolvedSuiteAddress.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+        return Unmanaged<DefaultsSuite>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
     fileprivate static func publishResolvedSuite(_ suite: DefaultsSuite?) {
         let address = suite.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
         resolvedSuiteAddress.store(address, ordering: .releasing)
@@ -97,10 +105,7 @@ extension RVS_PersistentPrefs {
     /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`) is
     /// read once, at the first resolution: a change of it later does not move this process's suite.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
-        let address = resolvedSuiteAddress.load(ordering: .acquiring)
-        if address != 0, let pointer = UnsafeRawPointer(bitPattern: address) {
-            return Unmanaged<DefaultsSuite>.fromOpaque(pointer).takeUnretainedValue()
-        }
+        if let suite = resolvedConfiguredSuite { return suite }
         let found: Result<DefaultsSuite, PrefsError>? = configuration.withLock { $0.resolved }
         if let found { return try found.get() }
         let settings = configuration.withLock { $0 }

@@ -203,7 +203,7 @@ open class RVS_PersistentPrefs {
             transformMisusedInstance = true
             return nil
         }
-        return givenSuite ?? (try? Self.configuredSuite())
+        return givenSuite ?? Self.resolvedConfiguredSuite ?? (try? Self.configuredSuite())
     }
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
@@ -431,9 +431,11 @@ open class RVS_PersistentPrefs {
     private func read() -> [String: Any] {
         if notifications.recording != nil { notifications.recording!.untyped = true }
         if let pinned = pinnedValues() { return pinned }
-        if let cache = nativeCache, keptReadStands(cache.keptAt, by: cache.suite, storageKey: cache.key) {
+        if let (suite, storageKey) = suiteAndKeyForKeptRead(), let cache = nativeCache, cache.suite === suite,
+           cache.key == storageKey, keptReadStands(cache.keptAt, by: suite, storageKey: storageKey) {
+            let values = cache.values
             lastError = nil
-            return cache.values
+            return values
         }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             let collection = try collection()
@@ -461,16 +463,26 @@ open class RVS_PersistentPrefs {
         }
     }
 
-    /// Whether a read kept at the epoch `keptAt` by `suite` for `storageKey` (see
-    /// ``DefaultsSuite/isUnchanged(since:)``) still answers a read of this instance: it would use the same
-    /// suite and storage key, with the collection's schema already checked, and nothing changed since. The
-    /// read then returns what that read returned, with no search and no operation's machinery. Caller
-    /// holds the operation lock.
+    /// The suite and storage key a read would use now, through the properties so that a subclass's
+    /// overrides are honoured; `nil` when the read cannot be a kept one (inside this instance's own `modify`
+    /// transform `userDefaults` is nil, and the full read fails as it must).
+    ///
+    /// Taken before anything kept is looked at: what is kept is then compared without being retained
+    /// across these calls.
     @inline(__always)
-    func keptReadStands(_ keptAt: UInt64?, by suite: DefaultsSuite?, storageKey: String?) -> Bool {
-        // Through the properties, so that a subclass's overrides are honoured; from inside this instance's
-        // own `modify` transform `userDefaults` is nil, and the full read fails as it must.
-        guard let keptAt, let suite, let current = userDefaults, current === suite, key == storageKey else { return false }
+    func suiteAndKeyForKeptRead() -> (DefaultsSuite, String)? {
+        guard let suite = userDefaults else { return nil }
+        return (suite, key)
+    }
+
+    /// Whether a read kept at the epoch `keptAt` by `suite` for `storageKey` (see
+    /// ``DefaultsSuite/isUnchanged(since:)``), the suite and storage key a read would use now (see
+    /// ``suiteAndKeyForKeptRead()``), still answers a read of this instance: the collection's schema was
+    /// checked, and nothing changed since. The read then returns what that read returned, with no search
+    /// and no operation's machinery. Caller holds the operation lock.
+    @inline(__always)
+    func keptReadStands(_ keptAt: UInt64?, by suite: DefaultsSuite, storageKey: String) -> Bool {
+        guard let keptAt else { return false }
         if type(of: self).schemaVersion > 0 {
             guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),
                   verified.storageKey == storageKey else { return false }

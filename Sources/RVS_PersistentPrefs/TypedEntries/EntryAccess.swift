@@ -92,16 +92,23 @@ extension RVS_PersistentPrefs {
     func readEntry<Value>(_ entry: Entry<Value>) -> Value {
         operationLock.lock()
         defer { operationLock.unlock() }
-        let definition = entry.definition
         // Nothing changed since the suite kept the read the cached value came from: not even a search.
-        if notifications.recording == nil, notifications.pinned == nil, definition.isCached,
-           let decoded = definition.decoded,
-           keptReadStands(definition.keptAt, by: definition.suite, storageKey: definition.storageKey) {
-            swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
-            lastError = nil
-            return decoded.value
-        }
+        if let decoded = keptValue(of: entry.definition) { return decoded.value }
         return operation(failure: entry.defaultValue, notifies: false) { () throws(PrefsError) -> Value in try loadEntry(entry) }
+    }
+
+    /// The cached value of `definition`, when the read it came from still stands (see
+    /// ``keptReadStands(_:by:storageKey:)``): the read's outcome, told to Swift Observation and clearing
+    /// ``lastError`` as the read would. Caller holds the operation lock.
+    @inline(__always)
+    private func keptValue<Value>(of definition: EntryDefinition<Value>) -> DecodedValue<Value>? {
+        guard notifications.recording == nil, notifications.pinned == nil,
+              let (suite, storageKey) = suiteAndKeyForKeptRead(), definition.isCached, definition.suite === suite,
+              definition.storageKey == storageKey, let decoded = definition.decoded,
+              keptReadStands(definition.keptAt, by: suite, storageKey: storageKey) else { return nil }
+        swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
+        lastError = nil
+        return decoded
     }
 
     /// Takes the operation lock for the whole of an in-place change of an entry: its read, the caller's
