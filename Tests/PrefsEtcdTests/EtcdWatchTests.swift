@@ -93,3 +93,36 @@ extension EtcdDomainStorage {
         try state.withLock { $0.cached?.result }?.get().contents["v"]
     }
 }
+
+@Suite("PrefsEtcd change deliveries read what the watch delivered", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
+struct EtcdChangeDeliveryTests {
+    @Test("A watching instance is told each change made through another member without a request of its own, while its own reads still ask the cluster")
+    func deliveriesMakeNoRequest() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("delivery")
+        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let prefs = EtcdTestPreferences(key: "settings", allowed: ["v"], domain: watched)
+        prefs["v"] = 0
+        let told = WaitableValue<[Int]>([])
+        prefs.watchesExternalChanges = true
+        let observation = prefs.observe(\.values, options: [.new]) { _, change in
+            if let value = change.newValue?["v"] as? Int { told.update { $0.append(value) } }
+        }
+        defer {
+            observation.invalidate()
+            prefs.watchesExternalChanges = false
+        }
+        for value in 1...5 {
+            let callsBefore = watched.client.callsMade
+            try writer.modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["v": .integer(value)]) }
+            #expect(told.wait(timeout: 20, until: { $0.last == value }), "change \(value) was not told")
+            #expect(watched.client.callsMade == callsBefore, "the delivery of change \(value) asked the cluster")
+        }
+        #expect(told.current == [1, 2, 3, 4, 5])
+        // A read of the instance's own is linearizable as ever: one request.
+        let callsBefore = watched.client.callsMade
+        #expect(prefs["v"] as? Int == 5)
+        #expect(watched.client.callsMade == callsBefore + 1)
+    }
+}

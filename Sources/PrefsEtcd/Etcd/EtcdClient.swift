@@ -16,6 +16,10 @@ final class EtcdClient: Sendable {
         var token: String?
     }
     private let state = Mutex(State())
+    /// The calls made so far (each ``call(_:_:by:timeout:idempotent:)``, whatever its attempts), so that what
+    /// an operation costs in round trips can be checked from outside.
+    private let calls = Atomic<Int>(0)
+    var callsMade: Int { calls.load(ordering: .relaxed) }
 
     init(endpoints: [HTTPEndpoint], caFile: String?, credentials: EtcdCredentials?) throws(HTTPError) {
         self.endpoints = endpoints
@@ -36,6 +40,7 @@ final class EtcdClient: Sendable {
     ///   request reached a member that may have applied it), so that the caller can find out before retrying.
     func call(_ path: String, _ body: EtcdJSON.Object, by deadline: Deadline, timeout: Duration,
               idempotent: Bool = true) throws(EtcdCallFailure) -> (response: EtcdJSON.Object, endpoint: HTTPEndpoint) {
+        calls.add(1, ordering: .relaxed)
         var attempts: [EtcdAttempt] = []
         var pause = Duration.milliseconds(20)
         let first = state.withLock { $0.preferred }

@@ -1,4 +1,5 @@
 import PrefsStorage
+import Synchronization
 
 extension EtcdDomainStorage {
     /// Tells `onChange` of every change of the domain's key, by any writer on any machine, through an etcd
@@ -8,6 +9,11 @@ extension EtcdDomainStorage {
     /// so the next read transfers nothing.
     public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
         let start = startRevision()
+        let id = state.withLock { state in
+            state.changeWatchesMade += 1
+            return state.changeWatchesMade
+        }
+        let cancelled = EtcdChangeWatch.Cancellation()
         let stream = EtcdWatchStream(
             client: client, key: keyBytes, startRevision: start, timeout: timeout,
             onEvents: { [weak self] events in
@@ -18,8 +24,23 @@ extension EtcdDomainStorage {
                 let resume = self?.resumeAfterCompaction() ?? 0
                 onChange()
                 return resume
+            },
+            onLive: { [weak self] live in
+                self?.state.withLock { state in
+                    // A watch cancelled meanwhile counts no more, even if its thread established it once more.
+                    if live && !cancelled.isSet {
+                        state.liveChangeWatches.insert(id)
+                    } else {
+                        state.liveChangeWatches.remove(id)
+                    }
+                }
             })
-        return EtcdChangeWatch(stream)
+        return EtcdChangeWatch(stream) { [weak self] in
+            self?.state.withLock { state in
+                cancelled.set()
+                state.liveChangeWatches.remove(id)
+            }
+        }
     }
 
     /// The revision a new watch starts from: after the last state seen, read first when there is none (a watch

@@ -85,6 +85,10 @@ public final class EtcdDomainStorage: DomainStorage {
         /// The watch behind ``ReadMode/watched``, and whether it is established.
         var readWatch: EtcdWatchStream?
         var readWatchLive = false
+        /// The change watches (see ``watchChanges(_:)``) established now: while one is, every change reaches
+        /// `cached` within the watch delay, so the read of a change delivery may be served from it.
+        var liveChangeWatches: Set<Int> = []
+        var changeWatchesMade = 0
     }
     let state = Mutex(State())
 
@@ -158,6 +162,12 @@ public final class EtcdDomainStorage: DomainStorage {
     ///   agreement within ``timeout``; ``PrefsError/domainUnreadable(path:reason:)`` when the value is not a
     ///   property list whose root is a dictionary.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
+        // The read that tells observers of a change a watch reported (see `ChangeDeliveryRead`): the watch
+        // applied that change to the cache before it reported it, so no round trip is needed to find it.
+        if ChangeDeliveryRead.isActive {
+            let served = state.withLock { state in state.liveChangeWatches.isEmpty ? nil : state.cached?.result }
+            if let served { return try served.get() }
+        }
         if readMode == .watched {
             let served = state.withLock { state -> Result<DomainSnapshot, PrefsError>? in
                 if state.readWatch == nil { return nil }

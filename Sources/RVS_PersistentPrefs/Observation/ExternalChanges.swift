@@ -67,7 +67,8 @@ extension RVS_PersistentPrefs {
     /// with what the instance's observers were last told and, if it differs, tells exactly that change.
     func deliverExternalChange() {
         locked {
-            guard let current = currentCollectionForWatching() else { return }
+            // Only the read that finds the change: a handler's own reads are answered as always.
+            guard let current = ChangeDeliveryRead.reading({ currentCollectionForWatching() }) else { return }
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }
             let changed = Self.entriesThatDiffer(previous, current)
             tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true))
