@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("harness defaults --etcd on a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"))
+@Suite("harness defaults --etcd on a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, "needs etcd"))
 struct EtcdDefaultsTests {
     let sandbox = HarnessSandbox()
 
@@ -54,7 +54,7 @@ struct EtcdDefaultsTests {
 }
 
 @Suite("harness share --etcd: the phone and the watch share the suite through a real etcd cluster",
-       .enabled(if: EtcdCluster.isAvailable, "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"))
+       .enabled(if: EtcdCluster.isAvailable, "needs etcd"))
 struct EtcdShareTests {
     let sandbox = HarnessSandbox()
 

@@ -6,8 +6,8 @@ import RVS_PersistentPrefs
 import Testing
 import TestSupport
 
-// These tests start real three-member etcd clusters from the `etcd` binary; without it they are skipped with
-// one message naming Debian's package (etcdMissing).
+// These tests start real three-member etcd clusters from the `etcd` binary; without it they are skipped (see
+// etcdMissing), and one test names Debian's package.
 @Suite("EtcdDomainStorage against a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
 struct EtcdDomainStorageTests {
     @Test("A collection written through RVS_PersistentPrefs on one member reads back on another, stored as the bplist00 bytes of a domain file")

@@ -5,8 +5,24 @@ import RVS_PersistentPrefs
 import Testing
 import TestSupport
 
-/// Every etcd test needs the `etcd` binary; without it, the suites are skipped with this one comment.
-let etcdMissing: Comment = "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"
+/// Every etcd test needs the `etcd` binary. Swift Testing reports each test it skips, so without it the suites
+/// are skipped with this short comment, and one test alone (``EtcdBinaryTests``) names the package to install.
+let etcdMissing: Comment = "needs etcd"
+
+/// The one line that says what to install when the etcd tests are skipped.
+@Suite("The etcd binary")
+struct EtcdBinaryTests {
+    @Test("The etcd binary the PrefsEtcd and harness --etcd tests start clusters from runs",
+          .enabled(if: EtcdCluster.isAvailable, "etcd is not installed: install Debian's etcd-server (apt-get install etcd-server) to run the PrefsEtcd tests"))
+    func etcdBinaryRuns() throws {
+        // Under RVS_PREFS_REQUIRE_ETCD=1 a missing binary fails here, naming where it was looked for.
+        guard let binary = EtcdCluster.binary else { throw EtcdClusterError.notInstalled }
+        let child = try ChildProcess(binary, ["--version"])
+        let output = child.readAllOutput()
+        #expect(child.wait() == 0, "\(binary) --version: \(child.readErrors())")
+        #expect(output.contains("etcd Version"), "\(output)")
+    }
+}
 
 /// Allows every name a test writes.
 final class EtcdTestPreferences: RVS_PersistentPrefs {
