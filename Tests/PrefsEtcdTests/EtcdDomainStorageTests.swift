@@ -141,3 +141,22 @@ struct EtcdDomainCatalogTests {
         #expect(try catalog.storage("a.app").snapshot().exists == false)
     }
 }
+
+extension EtcdDomainStorageTests {
+    @Test("A domain whose key was deleted elsewhere reads as missing, though this object had read it before")
+    func deletionElsewhereIsSeen() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("deleted")
+        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+        #expect(try reader.snapshot().contents["v"] == .integer(1))
+        _ = try writer.client.call("/v3/kv/deleterange", ["key": EtcdJSON.base64(writer.keyBytes)], by: .after(.seconds(5)), timeout: .seconds(5))
+        let after = try reader.snapshot()
+        #expect(!after.exists)
+        #expect(after.contents.isEmpty)
+        // Written again: read again.
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
+        #expect(try reader.snapshot().contents["v"] == .integer(2))
+    }
+}

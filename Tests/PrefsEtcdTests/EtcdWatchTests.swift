@@ -2,7 +2,7 @@ import EtcdTestSupport
 import Foundation
 @testable import PrefsEtcd
 import PrefsPropertyList
-import RVS_PersistentPrefs
+@testable import RVS_PersistentPrefs
 import Synchronization
 import Testing
 import TestSupport
@@ -124,5 +124,73 @@ struct EtcdChangeDeliveryTests {
         let callsBefore = watched.client.callsMade
         #expect(prefs["v"] as? Int == 5)
         #expect(watched.client.callsMade == callsBefore + 1)
+    }
+}
+
+/// An instance whose storage key is chosen by another instance's entry, kept in an etcd domain of its own.
+final class ProfileChosenPreferences: RVS_PersistentPrefs {
+    let profile: EtcdTestPreferences
+    let suite: DefaultsSuite
+    /// What the `key` override read of the profile, and the requests its domain made meanwhile.
+    let choices = Mutex<[(value: Int?, requests: Int)]>([])
+    let profileDomain: EtcdDomainStorage
+
+    init(domain: EtcdDomainStorage, profile: EtcdTestPreferences, profileDomain: EtcdDomainStorage) {
+        (self.profile, self.profileDomain) = (profile, profileDomain)
+        suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+        super.init(key: "settings")
+    }
+    required init(key: String, values: [String: Any] = [:]) { fatalError("not used") }
+    override var keys: [String] { ["v"] }
+    override var userDefaults: DefaultsSuite? { suite }
+    override var key: String {
+        get {
+            let before = profileDomain.client.callsMade
+            let value = profile["v"] as? Int
+            let requests = profileDomain.client.callsMade - before
+            choices.withLock { $0.append((value, requests)) }
+            return "settings"
+        }
+        set { _ = newValue }
+    }
+}
+
+extension EtcdChangeDeliveryTests {
+    @Test("An accessor override that reads another watched etcd domain during a change delivery reads it afresh, seeing a write that completed before")
+    func overridesReadAfreshDuringDeliveries() throws {
+        let cluster = try EtcdCluster()
+        let profileName = uniqueDomainName("profile")
+        let profileDomain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: profileName)
+        let profileWriter = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: profileName)
+        let profile = EtcdTestPreferences(key: "profile", allowed: ["v"], domain: profileDomain)
+        profile["v"] = 0
+        // The profile's domain has a live change watch once its instance heard a change made elsewhere.
+        let heard = WaitableValue<Int>(0)
+        profile.watchesExternalChanges = true
+        let observation = profile.observe(\.values, options: [.new]) { _, change in
+            if let value = change.newValue?["v"] as? Int { heard.update { $0 = value } }
+        }
+        defer {
+            observation.invalidate()
+            profile.watchesExternalChanges = false
+        }
+        try profileWriter.modify(repairing: .failIfUnreadable) { $0["profile"] = .dictionary(["v": .integer(1)]) }
+        #expect(heard.wait(timeout: 20, until: { $0 == 1 }))
+
+        let settingsDomain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: uniqueDomainName("settings"))
+        let settings = ProfileChosenPreferences(domain: settingsDomain, profile: profile, profileDomain: profileDomain)
+        settings.watchesExternalChanges = true
+        defer { settings.watchesExternalChanges = false }
+        for round in 2...4 {
+            try profileWriter.modify(repairing: .failIfUnreadable) { $0["profile"] = .dictionary(["v": .integer(round)]) }
+            settings.choices.withLock { $0 = [] }
+            settings.deliverExternalChange()
+            let choices = settings.choices.withLock { $0 }
+            #expect(!choices.isEmpty)
+            for choice in choices {
+                #expect(choice.value == round, "the override read \(String(describing: choice.value)) after \(round) was written")
+                #expect(choice.requests == 1, "the override's read was answered without asking the cluster")
+            }
+        }
     }
 }

@@ -233,18 +233,28 @@ public final class EtcdDomainStorage: DomainStorage {
     func remember(_ candidate: Cached) -> Cached {
         state.withLock { state in
             if let current = state.cached {
-                if current.modRevision > candidate.modRevision || current.seenAt > candidate.seenAt && current.modRevision == candidate.modRevision {
-                    if current.modRevision == candidate.modRevision { state.cached?.seenAt = max(current.seenAt, candidate.seenAt) }
-                    return state.cached!
-                }
                 if current.modRevision == candidate.modRevision {
                     // Same state: keep the snapshot object, so callers' caches stay valid.
-                    state.cached = Cached(modRevision: current.modRevision, seenAt: max(current.seenAt, candidate.seenAt), result: current.result)
+                    state.cached?.seenAt = max(current.seenAt, candidate.seenAt)
                     return state.cached!
                 }
+                if !Self.isLater(candidate, than: current) { return current }
             }
             state.cached = candidate
             return candidate
+        }
+    }
+
+    /// Whether state `candidate` came after state `current` (their `modRevision`s differ). A key that exists
+    /// was made at its `modRevision`; a missing one is known only to be missing at `seenAt`, so a deletion is
+    /// later than a state written before the revision it was seen at, and a write later than an absence seen
+    /// before it was made.
+    static func isLater(_ candidate: Cached, than current: Cached) -> Bool {
+        switch (candidate.modRevision == 0, current.modRevision == 0) {
+        case (false, false): candidate.modRevision > current.modRevision
+        case (true, false): candidate.seenAt > current.modRevision
+        case (false, true): candidate.modRevision > current.seenAt
+        case (true, true): false
         }
     }
 

@@ -464,14 +464,15 @@ open class RVS_PersistentPrefs {
     }
 
     /// The suite and storage key a read would use now, through the properties so that a subclass's
-    /// overrides are honoured; `nil` when the read cannot be a kept one (inside this instance's own `modify`
-    /// transform `userDefaults` is nil, and the full read fails as it must).
+    /// overrides are honoured; `nil` when the read cannot be a kept one: inside this instance's own `modify`
+    /// transform, where the full read fails as it must (checked here, as ``suiteForOperation()`` does: an
+    /// override of `userDefaults` does not check it), or without a suite.
     ///
     /// Taken before anything kept is looked at: what is kept is then compared without being retained
     /// across these calls.
     @inline(__always)
     func suiteAndKeyForKeptRead() -> (DefaultsSuite, String)? {
-        guard let suite = userDefaults else { return nil }
+        guard !isRunningOwnTransform, let suite = userDefaults else { return nil }
         return (suite, key)
     }
 

@@ -53,10 +53,17 @@ extension RVS_PersistentPrefs {
 
     /// The collection as stored now, through the search list, leaving ``lastError`` as it was; `nil` when
     /// it cannot be read. Kept as property-list values: no conversion to native values and back.
-    func currentCollectionForWatching() -> [String: PropertyListValue]? {
+    /// - Parameter deliveringChange: Whether this is the read of a change delivery (see `ChangeDeliveryRead`):
+    ///   then only the search itself is, not the `userDefaults` and `key` accessors, whose overrides may read
+    ///   other instances and must be answered as any read is.
+    func currentCollectionForWatching(deliveringChange: Bool = false) -> [String: PropertyListValue]? {
         guard let suite = try? suiteForOperation() else { return nil }
+        let storageKey = key
         do throws(PrefsError) {
-            guard let found = try suite.find(key) else { return [:] }
+            let found = deliveringChange
+                ? try ChangeDeliveryRead.reading { () throws(PrefsError) in try suite.find(storageKey) }
+                : try suite.find(storageKey)
+            guard let found else { return [:] }
             return found.value.dictionaryValue ?? [:]
         } catch {
             return nil
@@ -67,8 +74,8 @@ extension RVS_PersistentPrefs {
     /// with what the instance's observers were last told and, if it differs, tells exactly that change.
     func deliverExternalChange() {
         locked {
-            // Only the read that finds the change: a handler's own reads are answered as always.
-            guard let current = ChangeDeliveryRead.reading({ currentCollectionForWatching() }) else { return }
+            // Only the search that finds the change: a handler's own reads are answered as always.
+            guard let current = currentCollectionForWatching(deliveringChange: true) else { return }
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }
             let changed = Self.entriesThatDiffer(previous, current)
             tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true))

@@ -29,8 +29,43 @@ enum TransformMisuse: String, CaseIterable, Sendable {
     }
 }
 
+/// Typed entries whose `userDefaults` is overridden, as the documentation allows: the override does not know
+/// of transforms, so the base class must refuse the use itself.
+final class OverridingMisuseSettings: RVS_PersistentPrefs {
+    let suite: DefaultsSuite
+    @Entry("launchCount") var launchCount = 0
+    @Entry("name") var name = ""
+    init(key: String, over suite: DefaultsSuite) {
+        self.suite = suite
+        super.init(key: key)
+    }
+    required init(key: String, values: [String: Any] = [:]) { fatalError("not used") }
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
 @Suite("modify: a transform that uses its own instance fails at once", .timeLimit(.minutes(1)))
 struct ModifyMisuseTests {
+    @Test("A read inside the transform of an instance whose userDefaults is overridden fails too, though the last read kept its values",
+          arguments: [TransformMisuse.readValues, .readEntry, .readTyped])
+    func readInsideTransformFailsWithAnOverride(misuse: TransformMisuse) throws {
+        let fixture = try TypedFixture()
+        let settings = OverridingMisuseSettings(key: "settings", over: fixture.suite)
+        settings.launchCount = 1
+        // Read twice, so that the next read of each kind would be answered from what these kept.
+        for _ in 0..<2 { _ = settings.values; _ = settings["name"]; _ = settings.name }
+        let typed = settings.modify(\.$launchCount) { count in
+            switch misuse {
+            case .readValues: _ = settings.values
+            case .readEntry: _ = settings["name"]
+            default: _ = settings.name
+            }
+            count += 1
+        }
+        #expect(typed == nil)
+        #expect(settings.lastError.map { "\($0)" }?.contains("inside its own modify transform") == true)
+        #expect(try fixture.stored() == ["launchCount": .integer(1)])
+    }
+
     @Test("Reading, writing, nesting modify, reaching userDefaults or watching inside the transform fails at once; nothing is written and lastError says why",
           arguments: TransformMisuse.allCases)
     func misuseFailsAtOnce(misuse: TransformMisuse) throws {
