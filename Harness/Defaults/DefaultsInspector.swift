@@ -57,8 +57,8 @@ struct DomainInspector {
 
     /// The domains' names, as `defaults domains` prints them, with their marks in parentheses; or, for
     /// scripts and completion, one bare name a line.
-    func listDomains(oneALine: Bool) {
-        let listing = domains.listing()
+    func listDomains(oneALine: Bool) throws(HarnessError) {
+        let listing = try domains.listing()
         if listing.isEmpty {
             if !oneALine { Console.complain("harness defaults: no domains \(domains.place)") }
         } else if oneALine {
@@ -132,7 +132,7 @@ struct DomainInspector {
     /// is reported on its own line after them, and the exit status is 1.
     private func forEachDomain(_ body: (String, [String: PropertyListValue]) -> Void) throws(HarnessError) {
         var unreadable: [String] = []
-        for name in domains.everyDomain() {
+        for name in try domains.everyDomain() {
             do {
                 body(name, try domains.contents(of: domains.storage(name)))
             } catch {

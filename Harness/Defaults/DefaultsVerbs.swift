@@ -50,7 +50,7 @@ enum DefaultsVerbs {
             run: { inspector, arguments throws(HarnessError) in
                 let lines = arguments.flag("--lines")
                 try none(arguments, "domains")
-                inspector.listDomains(oneALine: lines)
+                try inspector.listDomains(oneALine: lines)
             }),
         DefaultsVerb(
             name: "read",

@@ -60,13 +60,14 @@ protocol DomainCatalog {
     func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage
 
     /// The names of the domains, sorted, the global domain left out.
-    func domainNames() -> [String]
+    /// - Throws: When they cannot be listed (an etcd cluster that cannot be reached).
+    func domainNames() throws(HarnessError) -> [String]
 
     /// Whether the global domain exists.
     var hasGlobalDomain: Bool { get }
 
     /// What `domains` lists; by default ``domainNames()``, unmarked.
-    func listing() -> [DomainListing]
+    func listing() throws(HarnessError) -> [DomainListing]
 
     /// Removes `domain` as a whole, under its lock; it must exist.
     func remove(_ domain: DomainReference, named word: String) throws(HarnessError)
@@ -74,8 +75,8 @@ protocol DomainCatalog {
 
 extension DomainCatalog {
     /// What `domains` lists: every name, unmarked, unless the catalog knows domains of other kinds.
-    func listing() -> [DomainListing] {
-        domainNames().map { DomainListing(name: $0) }
+    func listing() throws(HarnessError) -> [DomainListing] {
+        try domainNames().map { DomainListing(name: $0) }
     }
 
     /// The storage of the domain the user called `word`.
@@ -125,8 +126,8 @@ extension DomainCatalog {
     }
 
     /// Every domain, the global one first when it exists: what `read` and `find` go through.
-    func everyDomain() -> [String] {
-        (hasGlobalDomain ? [DomainReference.globalDisplayName] : []) + domainNames()
+    func everyDomain() throws(HarnessError) -> [String] {
+        (hasGlobalDomain ? [DomainReference.globalDisplayName] : []) + (try domainNames())
     }
 
     /// One locked read-modify-write of `storage`. `transform` may throw a ``HarnessError`` to write nothing.

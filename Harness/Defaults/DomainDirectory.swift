@@ -31,9 +31,9 @@ struct DomainDirectory: DomainCatalog {
     }
 
     /// The user's domains, and those only the administrator's system or managed files hold, each marked.
-    func listing() -> [DomainListing] {
+    func listing() throws(HarnessError) -> [DomainListing] {
         let (system, managed) = layers.markedDomains()
-        return Set(domainNames()).union(system).union(managed).sorted().map { name in
+        return Set(try domainNames()).union(system).union(managed).sorted().map { name in
             DomainListing(name: name, marks: (system.contains(name) ? ["system"] : []) + (managed.contains(name) ? ["managed"] : []))
         }
     }
@@ -57,7 +57,7 @@ struct DomainDirectory: DomainCatalog {
 
     /// The domains with a file in the directory, by name; the global domain and the harness's hidden
     /// temporary files start with a dot and are left out, as `defaults domains` leaves out the global one.
-    func domainNames() -> [String] {
+    func domainNames() throws(HarnessError) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.filter { name in
             guard name.hasSuffix(DomainName.fileExtension), !name.hasPrefix(".") else { return false }

@@ -52,12 +52,11 @@ struct EtcdCatalog: DomainCatalog {
         }
     }
 
-    func domainNames() -> [String] {
+    func domainNames() throws(HarnessError) -> [String] {
         do {
             return try catalog.names()
         } catch {
-            Console.complain("harness defaults: \(error)")
-            return []
+            throw HarnessError(error)
         }
     }
 

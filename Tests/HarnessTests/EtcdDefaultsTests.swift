@@ -1,8 +1,39 @@
 import EtcdTestSupport
 import Foundation
+import Glibc
 @testable import PrefsEtcd
 import Testing
 import TestSupport
+
+/// A loopback port nobody listens on: bound with port 0 (the kernel picks) and released.
+private func unusedLoopbackPort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    }
+    try #require(bound, "cannot bind a loopback socket")
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+@Suite("harness defaults --etcd with no member reachable")
+struct EtcdDefaultsUnreachableTests {
+    let sandbox = HarnessSandbox()
+
+    @Test("Listing or searching the domains of a cluster no member of which answers fails, naming the endpoint, instead of listing none", arguments: [["domains"], ["find", "x"]])
+    func listingAnUnreachableClusterFails(words: [String]) throws {
+        let endpoint = "http://127.0.0.1:\(try unusedLoopbackPort())"
+        let run = try sandbox.run(["defaults", "--etcd", endpoint] + words)
+        #expect(run.status == 1, "\(run.output) \(run.errors)")
+        #expect(run.errors.contains("listing the domains failed"), "\(run.errors)")
+        #expect(run.errors.contains(endpoint), "\(run.errors)")
+        #expect(!run.errors.contains("no domains"), "\(run.errors)")
+    }
+}
 
 @Suite("harness defaults --etcd on a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, "needs etcd"))
 struct EtcdDefaultsTests {
