@@ -29,7 +29,7 @@ enum DefaultsHelp {
     /// Options that every verb takes.
     static let commonOptions: [VerbOption] = [
         VerbOption(name: "--directory PATH", meaning: "the preferences directory to inspect (see The directory)"),
-        VerbOption(name: "--etcd URL[,URL...]", meaning: "inspect the domains kept in the etcd cluster at these client URLs instead (see Sharing Across Machines); the etcd user comes from ETCD_USER and ETCD_PASSWORD, a private CA from ETCD_CA_FILE"),
+        VerbOption(name: "--etcd URL[,URL...]", meaning: "inspect the domains kept in the etcd cluster at these client URLs instead (see Sharing Across Machines); the etcd user comes from ETCD_USER and ETCD_PASSWORD, a private CA from ETCD_CA_FILE, the most an operation may take from ETCD_TIMEOUT (seconds, 5 unless set)"),
         VerbOption(name: "--help", meaning: "what the inspector, or one verb, does and takes"),
         VerbOption(name: "--version", meaning: "the version of the harness"),
     ]

@@ -1,7 +1,7 @@
 // The inspector's domains kept in an etcd cluster (`harness defaults --etcd URL[,URL…]`): every verb works on
 // them as on files, through EtcdDomainStorage, the type an app stores with. The credentials come from the
 // environment (ETCD_USER and ETCD_PASSWORD; ETCD_CA_FILE for https endpoints signed by a private CA), never
-// from the command line, where other users could read them.
+// from the command line, where other users could read them; ETCD_TIMEOUT bounds each operation (seconds).
 
 import Foundation
 import PrefsEtcd
@@ -27,8 +27,15 @@ struct EtcdCatalog: DomainCatalog {
             }
             credentials = EtcdCredentials(user: user, password: password)
         }
+        var timeout = Duration.seconds(5)
+        if let text = environment["ETCD_TIMEOUT"] {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                throw .usage("ETCD_TIMEOUT must be a number of seconds above 0 and at most 3600, not '\(text)'")
+            }
+            timeout = .milliseconds(Int64(seconds * 1000))
+        }
         do {
-            catalog = try EtcdDomainCatalog(endpoints: urls.compactMap { $0 }, credentials: credentials,
+            catalog = try EtcdDomainCatalog(endpoints: urls.compactMap { $0 }, timeout: timeout, credentials: credentials,
                                             caFile: environment["ETCD_CA_FILE"])
         } catch {
             throw HarnessError(error)

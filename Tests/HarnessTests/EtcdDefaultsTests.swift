@@ -27,7 +27,7 @@ struct EtcdDefaultsUnreachableTests {
     @Test("Listing or searching the domains of a cluster no member of which answers fails, naming the endpoint, instead of listing none", arguments: [["domains"], ["find", "x"]])
     func listingAnUnreachableClusterFails(words: [String]) throws {
         let endpoint = "http://127.0.0.1:\(try unusedLoopbackPort())"
-        let run = try sandbox.run(["defaults", "--etcd", endpoint] + words)
+        let run = try sandbox.run(["defaults", "--etcd", endpoint] + words, environment: ["ETCD_TIMEOUT": "0.3"])
         #expect(run.status == 1, "\(run.output) \(run.errors)")
         #expect(run.errors.contains("listing the domains failed"), "\(run.errors)")
         #expect(run.errors.contains(endpoint), "\(run.errors)")

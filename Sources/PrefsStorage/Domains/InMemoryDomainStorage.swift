@@ -13,6 +13,8 @@ public final class InMemoryDomainStorage: DomainStorage {
         var nextWatcher = 0
     }
     private let state: Mutex<State>
+    /// The thread running this domain's transform, for reads and writes it makes of the domain itself.
+    private let transformOwner = TransformOwnership()
 
     /// A description used in messages.
     public let location: String
@@ -24,11 +26,16 @@ public final class InMemoryDomainStorage: DomainStorage {
     }
 
     /// Whether the domain has been written and not emptied since.
-    public var isKnownToExist: Bool { state.withLock { $0.snapshot.exists } }
+    public var isKnownToExist: Bool {
+        if let started = transformOwner.snapshotForOwnThread { return started.exists }
+        return state.withLock { $0.snapshot.exists }
+    }
 
     /// The current contents; never throws.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
-        state.withLock { $0.snapshot }
+        // From inside this domain's own transform: what it started from (the lock is this thread's).
+        if let started = transformOwner.snapshotForOwnThread { return started }
+        return state.withLock { $0.snapshot }
     }
 
     /// Changes the contents under the domain's lock, then tells every watch of a change.
@@ -42,10 +49,12 @@ public final class InMemoryDomainStorage: DomainStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
+        // From inside this domain's own transform: it would wait for the lock its own thread holds.
+        if transformOwner.isOwnThread { throw TransformOwnership.nestedWrite(path: location, lockPath: location) }
         let (result, toTell) = try state.withLock { (state: inout State) throws(PrefsError) -> (DomainSnapshot, [@Sendable () -> Void]) in
             let current = state.snapshot
             var contents = current.contents
-            try transform(&contents)
+            try transformOwner.running(from: current) { () throws(PrefsError) in try transform(&contents) }
             // The same limits as a file domain's, so that code tested in memory behaves the same on disk.
             try DomainLimits.check(contents, location: location)
             let unchanged = current.exists

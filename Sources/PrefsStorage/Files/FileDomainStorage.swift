@@ -33,6 +33,8 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     let name: String
 
     let lockPath: String
+    /// The thread running this domain's transform, for reads and writes it makes of the domain itself.
+    private let transformOwner = TransformOwnership()
     /// `path` as a C string, made once: every read of an unchanged file passes it to `stat`.
     private let pathCString: ContiguousArray<CChar>
     let temporaryPath: String
@@ -71,7 +73,10 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
 
     /// Whether the last read or write of this process found (or made) the domain file. A hint only:
     /// the file may have been removed since.
-    public var isKnownToExist: Bool { cache.withLock { $0.map { !$0.isMissing } ?? false } }
+    public var isKnownToExist: Bool {
+        if let started = transformOwner.snapshotForOwnThread { return started.exists }
+        return cache.withLock { $0.map { !$0.isMissing } ?? false }
+    }
 
     /// Makes the domain `<directory>/<name>.plist`.
     ///
@@ -131,7 +136,9 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// - Throws: ``PrefsError/domainUnreadable(path:reason:)`` when the file is not a property list
     ///   with a dictionary root, ``PrefsError/readFailed(path:step:errno:)`` when it cannot be read.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
-        try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
+        // From inside this domain's own transform: what it started from (the lock is this thread's).
+        if let started = transformOwner.snapshotForOwnThread { return started }
+        return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             try load(&cached)
         }
     }
@@ -139,7 +146,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// Whether the last read was validated by a token of the process's watch engine that is still
     /// current: then, until the ``ReadEpoch`` moves, a read would return the same snapshot.
     package var isVouchedByEpoch: Bool {
-        guard trackedByProcessEngine, let token = freshness.currentToken() else { return false }
+        guard trackedByProcessEngine, !transformOwner.isOwnThread, let token = freshness.currentToken() else { return false }
         return cache.withLock { $0?.watchToken == token && $0?.eventsReachDirectory == true }
     }
 
@@ -296,6 +303,8 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void
     ) throws(PrefsError) -> DomainSnapshot {
+        // From inside this domain's own transform: it would wait for the lock its own thread holds.
+        if transformOwner.isOwnThread { throw TransformOwnership.nestedWrite(path: path, lockPath: lockPath) }
         // A write that will be refused creates nothing, not even the lock file: an unreadable domain
         // (a FIFO, a link to one, a damaged file) is found by a read before the lock is taken. The read
         // under the lock decides; this one only spares the refusal its traces.
@@ -323,7 +332,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
                 moveAside = true
             }
             var contents = current.contents
-            try transform(&contents)
+            try transformOwner.running(from: current) { () throws(PrefsError) in try transform(&contents) }
             if !moveAside && !current.exists && contents.isEmpty { return current }
 
             // Unchanged only when identical: `==` alone would also skip a change it cannot see
