@@ -35,6 +35,16 @@ struct EtcdDefaultsUnreachableTests {
     }
 }
 
+extension EtcdDefaultsUnreachableTests {
+    @Test("ETCD_TIMEOUT that is not a positive number of seconds is refused as a usage error, naming the value", arguments: ["abc", "0", "-1", "99999"])
+    func badTimeoutIsRefused(value: String) throws {
+        let run = try sandbox.run(["defaults", "--etcd", "http://127.0.0.1:2379", "domains"], environment: ["ETCD_TIMEOUT": value])
+        #expect(run.status == 2, "\(run.errors)")
+        #expect(run.errors.contains("ETCD_TIMEOUT must be a number of seconds"), "\(run.errors)")
+        #expect(run.errors.contains("'\(value)'"), "\(run.errors)")
+    }
+}
+
 @Suite("harness defaults --etcd on a real etcd cluster", .enabled(if: EtcdCluster.isAvailable, "needs etcd"))
 struct EtcdDefaultsTests {
     let sandbox = HarnessSandbox()
