@@ -159,7 +159,7 @@ enum DefaultsVerbs {
                 VerbOption(name: "--force", meaning: "write even if the domain was changed by someone else while the editor was open"),
             ],
             notes: [
-                "The editor is $VISUAL, else $EDITOR, else vi; it is given a private temporary file (mode 0600), removed afterwards. The result is parsed and written atomically under the domain's lock. Text that does not parse, or an editor that exits with a non-zero status, changes nothing, and the error names the line.",
+                "The editor is $VISUAL, else $EDITOR, else vi; it is given a private temporary file (mode 0600), removed afterwards. The result is parsed and written atomically under the domain's lock. Text that does not parse, or an editor that exits with a non-zero status, changes nothing, and the error names the line. When what you saved cannot be written (it does not parse, or the domain changed meanwhile), the file is kept and the error names it, so that your edit is not lost.",
             ],
             examples: ["harness defaults edit com.example.app", "EDITOR=nano harness defaults edit com.example.app settings --format openstep"],
             run: { inspector, arguments throws(HarnessError) in

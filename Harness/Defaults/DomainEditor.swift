@@ -3,7 +3,7 @@
 //
 // The text goes to a private temporary file; the editor runs on it; when it exits 0, the text is parsed
 // and written in one locked read-modify-write, refused if the domain changed meanwhile (unless --force).
-// Anything that goes wrong before that write changes nothing.
+// Anything that goes wrong before that write changes nothing, and keeps the edited text in its file.
 
 import Foundation
 import Glibc
@@ -24,13 +24,26 @@ struct DomainEditor {
         let text = try DomainInspector.encoded(original, as: format, describing: what)
 
         let file = try TemporaryFile(suffix: format == .xml ? ".plist" : ".txt", contents: text)
-        defer { file.remove() }
+        // The user's edit is never thrown away: when it cannot be written, the file stays, and the error says where.
+        var keepsEdit = false
+        defer { if !keepsEdit { file.remove() } }
         try runEditor(on: file.path)
         guard let saved = try PosixIO.readWholeFile(file.path, atMost: FileDomainStorage.maximumFileSize) else {
             throw .failure("the edited text is larger than \(FileDomainStorage.maximumFileSize) bytes; nothing was changed")
         }
         if saved == text { return }  // Nothing was edited: nothing is written, and no conflict can arise.
+        do throws(HarnessError) {
+            try write(saved, to: storage, describing: what, key: key, original: original, before: before)
+        } catch {
+            keepsEdit = true
+            throw HarnessError(message: error.message + "; your edited text is kept in \(file.path)", status: error.status)
+        }
+    }
 
+    /// Writes the edited text `saved` over what the edit started from, refusing when it changed meanwhile.
+    private func write(_ saved: Data, to storage: any DomainStorage, describing what: String, key: String?,
+                       original: PropertyListValue, before: [String: PropertyListValue]) throws(HarnessError) {
+        let domains = inspector.domains
         var edited = try parse(saved)
         if format == .openStep { edited = Self.retyped(edited, like: original) }
         if key == nil, case .dictionary = edited {} else if key == nil {

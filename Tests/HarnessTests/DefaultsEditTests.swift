@@ -69,7 +69,18 @@ struct HarnessDefaultsEditTests {
         #expect(run.errors.contains("line "), "\(run.errors)")
         #expect(run.errors.contains("nothing was changed"))
         #expect(sandbox.files() == before)
-        #expect(sandbox.temporary.contents().isEmpty)
+        try expectEditKept(run, containing: "<strin>")
+    }
+
+    /// The edited text was kept, in the one file of the temporary directory, which the error names.
+    func expectEditKept(_ run: HarnessRun, containing text: String) throws {
+        let kept = sandbox.temporary.contents()
+        #expect(kept.count == 1, "\(kept)")
+        let path = try #require(kept.first.map { sandbox.temporary.appending($0) })
+        #expect(run.errors.contains("your edited text is kept in \(path)"), "\(run.errors)")
+        #expect(String(decoding: try #require(fileBytes(path)), as: UTF8.self).contains(text))
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
     }
 
     @Test("edit whose editor exits non-zero changes nothing, even if it saved")
@@ -96,6 +107,8 @@ struct HarnessDefaultsEditTests {
         #expect(refused.status == 1)
         #expect(refused.errors.contains("was changed by someone else while the editor was open"), "\(refused.errors)")
         #expect(try sandbox.domain("app")["word"] == .string("before"))
+        try expectEditKept(refused, containing: "mine")
+        for name in sandbox.temporary.contents() { unlink(sandbox.temporary.appending(name)) }
 
         let forced = try edit("app", "--force", editor: script)
         #expect(forced.status == 0, "\(forced.errors)")
