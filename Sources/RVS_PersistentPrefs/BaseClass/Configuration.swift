@@ -28,7 +28,14 @@ extension RVS_PersistentPrefs {
         }
     }
 
-    static let configuration = Mutex(Configuration())
+    static let configuration = Mutex(initialConfiguration())
+
+    /// The settings before any is set, made by a call the optimizer does not fold: in a release build of a
+    /// package that depends on this one, Swift 6.3 initialized `Mutex(Configuration())` statically with
+    /// `resolved` reading as a success holding no suite, so every instance of the default suite failed with
+    /// "userDefaults is nil" (`.ci/run` now runs the Quick start from a release build to catch it).
+    @inline(never)
+    private static func initialConfiguration() -> Configuration { Configuration() }
 
     /// The address of the suite the settings select while it stands (0: none, or not resolved yet), so that
     /// an operation takes it with one load instead of the configuration's lock. Set under that lock only.

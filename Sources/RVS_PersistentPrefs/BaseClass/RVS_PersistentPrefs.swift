@@ -203,7 +203,13 @@ open class RVS_PersistentPrefs {
             transformMisusedInstance = true
             return nil
         }
-        return givenSuite ?? Self.resolvedConfiguredSuite ?? (try? Self.configuredSuite())
+        if let givenSuite { return givenSuite }
+        if let resolved = Self.resolvedConfiguredSuite { return resolved }
+        do {
+            return try Self.configuredSuite()
+        } catch {
+            return nil
+        }
     }
 
     /// The number of entries in the collection, read afresh (zero when the read fails; see ``lastError``).
