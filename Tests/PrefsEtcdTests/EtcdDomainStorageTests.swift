@@ -12,7 +12,7 @@ import TestSupport
 struct EtcdDomainStorageTests {
     @Test("A collection written through RVS_PersistentPrefs on one member reads back on another, stored as the bplist00 bytes of a domain file")
     func roundTripThroughTheBaseClass() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("round-trip")
         let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
         let prefs = EtcdTestPreferences(key: "settings", allowed: ["appearance", "launches", "ratio"], domain: writer)
@@ -35,7 +35,7 @@ struct EtcdDomainStorageTests {
 
     @Test("An unchanged domain reads as the same snapshot object, and a write made through another member is seen by the next read")
     func linearizableReadsKeepTheParseWhileUnchanged() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("reads")
         let a = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
         let b = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
@@ -50,7 +50,7 @@ struct EtcdDomainStorageTests {
 
     @Test("A write whose domain would exceed the cluster's request limit is refused as domainTooLarge with that limit, and one just under it is stored")
     func requestLimit() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("limit")
         let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name)
         let prefs = EtcdTestPreferences(key: "blob", allowed: ["data", "small"], domain: domain)
@@ -145,7 +145,7 @@ struct EtcdDomainCatalogTests {
 extension EtcdDomainStorageTests {
     @Test("A domain whose key was deleted elsewhere reads as missing, though this object had read it before")
     func deletionElsewhereIsSeen() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("deleted")
         let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
         let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)

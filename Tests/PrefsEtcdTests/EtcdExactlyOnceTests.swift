@@ -11,7 +11,7 @@ import TestSupport
 struct EtcdExactlyOnceTests {
     @Test("An increment whose request etcd applied but whose answer was lost is applied once, not retried blindly")
     func appliedButAnswerLost() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let proxy = try LossyProxy(to: cluster.members[0].clientURL, losing: .answerOfFirstWrite)
         let name = uniqueDomainName("answer-lost")
         let domain = try EtcdDomainStorage(endpoints: [proxy.url] + cluster.endpoints(attachedTo: 1), name: name)
@@ -25,7 +25,7 @@ struct EtcdExactlyOnceTests {
 
     @Test("An increment whose request was lost before reaching etcd is applied once, by the retry")
     func requestLost() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let proxy = try LossyProxy(to: cluster.members[0].clientURL, losing: .firstWrite)
         let name = uniqueDomainName("request-lost")
         let domain = try EtcdDomainStorage(endpoints: [proxy.url] + cluster.endpoints(attachedTo: 1), name: name)

@@ -35,7 +35,7 @@ struct EtcdMultiProcessTests {
 
     @Test("8 processes × 50 writes of different entries of one collection, through different members, are all kept")
     func concurrentEntriesAllKept() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("entries")
         let workers = try (0..<8).map { index in
             try etcdWorker("write-entries", cluster.endpoints(attachedTo: index % 3), name, "shared", String(index), "8", "50")
@@ -57,7 +57,7 @@ struct EtcdMultiProcessTests {
 
     @Test("A process watching changes on one member hears 50 writes made by another process through another member, ending on the final value")
     func watcherHearsAnotherMembersWrites() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("watch")
         let watcher = try etcdWorker("watch", cluster.endpoints(attachedTo: 2), name, "live", "50")
         #expect(watcher.readLine() == "ready")

@@ -98,7 +98,7 @@ extension EtcdDomainStorage {
 struct EtcdChangeDeliveryTests {
     @Test("A watching instance is told each change made through another member without a request of its own, while its own reads still ask the cluster")
     func deliveriesMakeNoRequest() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let name = uniqueDomainName("delivery")
         let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
         let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
@@ -158,7 +158,7 @@ final class ProfileChosenPreferences: RVS_PersistentPrefs {
 extension EtcdChangeDeliveryTests {
     @Test("An accessor override that reads another watched etcd domain during a change delivery reads it afresh, seeing a write that completed before")
     func overridesReadAfreshDuringDeliveries() throws {
-        let cluster = try EtcdCluster()
+        let cluster = try EtcdCluster.shared()
         let profileName = uniqueDomainName("profile")
         let profileDomain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: profileName)
         let profileWriter = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: profileName)
