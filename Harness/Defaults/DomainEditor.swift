@@ -36,6 +36,8 @@ struct DomainEditor {
             try write(saved, to: storage, describing: what, key: key, original: original, before: before)
         } catch {
             keepsEdit = true
+            // The editor may have replaced the file with one of its own mode: the kept text stays private.
+            chmod(file.path, 0o600)
             throw HarnessError(message: error.message + "; your edited text is kept in \(file.path)", status: error.status)
         }
     }

@@ -32,7 +32,7 @@ struct EtcdCatalog: DomainCatalog {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw .usage("ETCD_TIMEOUT must be a number of seconds above 0 and at most 3600, not '\(text)'")
             }
-            timeout = .milliseconds(Int64(seconds * 1000))
+            timeout = .seconds(seconds)
         }
         do {
             catalog = try EtcdDomainCatalog(endpoints: urls.compactMap { $0 }, timeout: timeout, credentials: credentials,

@@ -9,10 +9,11 @@ import Synchronization
 public final class InMemoryDomainStorage: DomainStorage {
     private struct State {
         var snapshot: DomainSnapshot
-        var watchers: [Int: @Sendable () -> Void] = [:]
-        var nextWatcher = 0
     }
     private let state: Mutex<State>
+    /// The watches, under a lock of their own, so that a watch started or stopped inside this domain's
+    /// transform (whose thread holds `state`) does not wait for itself.
+    private let watchers = Mutex<(handlers: [Int: @Sendable () -> Void], next: Int)>(([:], 0))
     /// The thread running this domain's transform, for reads and writes it makes of the domain itself.
     private let transformOwner = TransformOwnership()
 
@@ -51,7 +52,7 @@ public final class InMemoryDomainStorage: DomainStorage {
     ) throws(PrefsError) -> DomainSnapshot {
         // From inside this domain's own transform: it would wait for the lock its own thread holds.
         if transformOwner.isOwnThread { throw TransformOwnership.nestedWrite(path: location, lockPath: location) }
-        let (result, toTell) = try state.withLock { (state: inout State) throws(PrefsError) -> (DomainSnapshot, [@Sendable () -> Void]) in
+        let (result, changed) = try state.withLock { (state: inout State) throws(PrefsError) -> (DomainSnapshot, Bool) in
             let current = state.snapshot
             var contents = current.contents
             try transformOwner.running(from: current) { () throws(PrefsError) in try transform(&contents) }
@@ -60,24 +61,27 @@ public final class InMemoryDomainStorage: DomainStorage {
             let unchanged = current.exists
                 ? PropertyListValue.dictionary(contents, isIdenticalTo: current.contents)
                 : contents.isEmpty
-            if unchanged { return (current, []) }
+            if unchanged { return (current, false) }
             state.snapshot = DomainSnapshot(contents: contents)
-            return (state.snapshot, Array(state.watchers.values))
+            return (state.snapshot, true)
         }
-        // Outside the lock: a handler may read the domain.
-        for onChange in toTell { onChange() }
+        // Outside the lock: a handler may read the domain. A watch started after the change may be told of
+        // it too, which a watch allows.
+        if changed {
+            for onChange in watchers.withLock({ Array($0.handlers.values) }) { onChange() }
+        }
         return result
     }
 
     /// Tells `onChange` after every change made through this object, by anyone.
     public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
-        let identifier = state.withLock { state in
-            state.nextWatcher += 1
-            state.watchers[state.nextWatcher] = onChange
-            return state.nextWatcher
+        let identifier = watchers.withLock { watchers in
+            watchers.next += 1
+            watchers.handlers[watchers.next] = onChange
+            return watchers.next
         }
         return InMemoryWatch { [weak self] in
-            _ = self?.state.withLock { $0.watchers.removeValue(forKey: identifier) }
+            _ = self?.watchers.withLock { $0.handlers.removeValue(forKey: identifier) }
         }
     }
 }

@@ -20,7 +20,7 @@ extension FileDomainStorage {
             return
         }
         let lock = try acquireLock()
-        defer { _ = try? system.close(lock, path: lockPath) }
+        defer { releaseLock(lock) }
         defer { ReadEpoch.advance() }
         do {
             try system.unlink(path)

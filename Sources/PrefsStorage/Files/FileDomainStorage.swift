@@ -319,7 +319,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // The file lock first, then the in-process cache: readers in this process take only the
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()
-        defer { _ = try? system.close(lock, path: lockPath) }
+        defer { releaseLock(lock) }
         // A suite keeps reads of this domain while the epoch stands still: the write moves it.
         defer { ReadEpoch.advance() }
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
@@ -362,6 +362,12 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
 
     /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
     /// - Returns: The descriptor; closing it releases the lock.
+    /// Releases the lock ``acquireLock()`` took.
+    func releaseLock(_ fd: Int32) {
+        HeldDomainLocks.noteReleased(fd)
+        _ = try? system.close(fd, path: lockPath)
+    }
+
     func acquireLock() throws(PrefsError) -> Int32 {
         var createdDirectory = false
         while true {
@@ -376,12 +382,21 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
                 }
                 throw .writeFailed(path: path, step: .openLockFile(lockPath), errno: error)
             }
+            // This thread holds the file's lock already, through another object for the same file: inside
+            // that one's transform. Waiting would be for itself.
+            if HeldDomainLocks.isHeldByCurrentThread(fd) {
+                _ = try? system.close(fd, path: lockPath)
+                throw TransformOwnership.nestedWrite(path: path, lockPath: lockPath)
+            }
             do {
                 try system.flock(fd, path: lockPath, LOCK_EX)
                 // Someone may have removed the lock file while we waited: then our lock guards nothing.
                 let held = try system.fstat(fd, path: lockPath)
                 let linked = try? system.stat(lockPath)
-                if let linked, linked.st_dev == held.st_dev, linked.st_ino == held.st_ino { return fd }
+                if let linked, linked.st_dev == held.st_dev, linked.st_ino == held.st_ino {
+                    HeldDomainLocks.noteHeld(fd)
+                    return fd
+                }
                 _ = try? system.close(fd, path: lockPath)
             } catch {
                 _ = try? system.close(fd, path: lockPath)

@@ -61,3 +61,55 @@ struct ModifyReentryTests {
         #expect(other.name == "after")
     }
 }
+
+extension ModifyReentryTests {
+    @Test("A write or removal of the same file through another storage object (durable and ordinary) inside a transform fails at once instead of waiting for itself")
+    func anotherObjectForTheSameFileInsideATransform() throws {
+        let directory = TemporaryDirectory()
+        let ordinary = try FileDomainStorage.shared(directory: directory.path, name: "app")
+        let durable = try FileDomainStorage.shared(directory: directory.path, name: "app", durable: true)
+        #expect(ordinary !== durable)
+        // A file to remove (with none, a removal has nothing to do and takes no lock).
+        try ordinary.modify(repairing: .failIfUnreadable) { $0["seed"] = .integer(0) }
+        var failures: [PrefsError] = []
+        try ordinary.modify(repairing: .failIfUnreadable) { contents in
+            contents["outer"] = .integer(1)
+            do throws(PrefsError) { try durable.modify(repairing: .failIfUnreadable) { $0["inner"] = .integer(2) } } catch { failures.append(error) }
+            do throws(PrefsError) { try durable.removeDomainFile() } catch { failures.append(error) }
+        }
+        #expect(failures.count == 2)
+        for failure in failures {
+            guard case .writeFailed(let path, _, let errno) = failure else {
+                Issue.record("\(failure)")
+                continue
+            }
+            #expect(path == ordinary.path)
+            #expect(errno.rawValue == EDEADLK)
+        }
+        #expect(try FileDomainStorage(directory: directory.path, name: "app").snapshot().contents == ["seed": .integer(0), "outer": .integer(1)])
+        // Afterwards the other object writes as usual.
+        try durable.modify(repairing: .failIfUnreadable) { $0["inner"] = .integer(2) }
+        #expect(try ordinary.snapshot().contents == ["seed": .integer(0), "outer": .integer(1), "inner": .integer(2)])
+    }
+
+    @Test("Starting and stopping another instance's watch of the same in-memory domain inside a transform works",
+          arguments: ReentryDomain.allCases)
+    func watchingInsideATransform(kind: ReentryDomain) throws {
+        let directory = TemporaryDirectory()
+        let (suite, _) = try kind.makeSuite(in: directory)
+        let counter = MisuseSettings(key: "settings", suite: suite)
+        let other = MisuseSettings(key: "other", suite: suite)
+        counter.launchCount = 1
+        var watched: (on: Bool, off: Bool)?
+        let result = counter.modify(\.$launchCount) { count in
+            other.watchesExternalChanges = true
+            let on = other.watchesExternalChanges
+            other.watchesExternalChanges = false
+            watched = (on, other.watchesExternalChanges)
+            count += 1
+        }
+        #expect(result == 2)
+        #expect(watched?.on == true)
+        #expect(watched?.off == false)
+    }
+}
