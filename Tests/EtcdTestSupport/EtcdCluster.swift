@@ -47,6 +47,7 @@ package final class EtcdCluster: Sendable {
     package let members: [Member]
     private let directory = TemporaryDirectory()
     private let processes = Mutex<[Int: Process]>([:])
+    private let reaper = Mutex<Process?>(nil)
     private let extraArguments: [String]
 
     /// The client URLs of every member, in member order.
@@ -69,6 +70,7 @@ package final class EtcdCluster: Sendable {
         }
         self.tls = tls
         extraArguments = arguments + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
+        try startReaper()
         for index in members.indices { try start(index) }
         if skipReadiness { return }
         for index in members.indices { try waitUntilServing(index) }
@@ -150,6 +152,32 @@ package final class EtcdCluster: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         processes.withLock { $0[index] = process }
+        recordMemberIdentifiers()
+    }
+
+    /// A shell that outlives the test process only to stop the members and remove their data: it checks twice
+    /// a second that the test process lives. So a crashed or killed test run leaves no etcd behind, though no
+    /// `deinit` and no `atexit` handler ran. Stopped with the cluster.
+    private func startReaper() throws {
+        let script = [
+            "while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done",
+            "[ -f \"$2/members.pid\" ] && kill -9 $(cat \"$2/members.pid\") 2>/dev/null",
+            "rm -rf \"$2\"",
+        ].joined(separator: "\n")
+        let reaper = Process()
+        reaper.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reaper.arguments = ["-c", script, "etcd-reaper", String(getpid()), directory.path]
+        reaper.standardInput = FileHandle.nullDevice
+        reaper.standardOutput = FileHandle.nullDevice
+        reaper.standardError = FileHandle.nullDevice
+        try reaper.run()
+        self.reaper.withLock { $0 = reaper }
+    }
+
+    /// Writes the running members' process ids where the reaper finds them.
+    private func recordMemberIdentifiers() {
+        let identifiers = processes.withLock { $0.values.map { String($0.processIdentifier) } }
+        try? identifiers.joined(separator: " ").write(toFile: directory.appending("members.pid"), atomically: true, encoding: .utf8)
     }
 
     /// Kills member `index` with `signal` (SIGKILL: it dies mid-request) and waits for it to be gone.
@@ -157,6 +185,7 @@ package final class EtcdCluster: Sendable {
         guard let process = processes.withLock({ $0.removeValue(forKey: index) }) else { return }
         Glibc.kill(process.processIdentifier, signal)
         process.waitUntilExit()
+        recordMemberIdentifiers()
     }
 
     /// Stops (`SIGSTOP`) or continues (`SIGCONT`) member `index`: a member that holds its connections open but
@@ -173,6 +202,10 @@ package final class EtcdCluster: Sendable {
         for index in members.indices {
             pause(index, false)
             kill(index)
+        }
+        if let reaper = reaper.withLock({ current in defer { current = nil }; return current }) {
+            Glibc.kill(reaper.processIdentifier, SIGKILL)
+            reaper.waitUntilExit()
         }
     }
 }
