@@ -194,3 +194,29 @@ extension EtcdChangeDeliveryTests {
         }
     }
 }
+
+extension EtcdChangeDeliveryTests {
+    @Test("A watching instance is told when the domain's key is deleted through another member, and reads it as empty")
+    func deletionElsewhereIsTold() throws {
+        let cluster = try EtcdCluster.shared()
+        let name = uniqueDomainName("deleted-watched")
+        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let prefs = EtcdTestPreferences(key: "settings", allowed: ["v"], domain: watched)
+        prefs["v"] = 1
+        let told = WaitableValue<[[String: Int]]>([])
+        prefs.watchesExternalChanges = true
+        let observation = prefs.observe(\.values, options: [.new]) { _, change in
+            let values = (change.newValue ?? [:]).compactMapValues { $0 as? Int }
+            told.update { $0.append(values) }
+        }
+        defer {
+            observation.invalidate()
+            prefs.watchesExternalChanges = false
+        }
+        _ = try writer.client.call("/v3/kv/deleterange", ["key": EtcdJSON.base64(writer.keyBytes)], by: .after(.seconds(5)), timeout: .seconds(5))
+        #expect(told.wait(timeout: 20, until: { $0.last == [:] }), "the deletion was not told: \(told.current)")
+        #expect(prefs.values.isEmpty)
+        #expect(prefs.lastError == nil)
+    }
+}
