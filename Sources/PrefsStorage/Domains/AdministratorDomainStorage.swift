@@ -91,8 +91,8 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
 
     private func read() throws(PrefsError) -> DomainSnapshot {
         // The common case on most machines: no such directory, nothing heard since. A few atomic loads.
-        let seenFirst = changesSeen()
-        if missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1, file.freshnessToken == nil {
+        if let seenFirst = changesSeen(), missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1,
+           file.freshnessToken == nil {
             return .missing
         }
         // Both taken before the file is looked at: a change after this point makes them differ next time.
@@ -105,7 +105,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         let watched = watch.withLock { $0 != nil }
         let trust = watched ? trusted.withLock { current -> (token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)? in
             guard let current else { return nil }
-            let unchanged = token != nil ? current.token == token : (current.token == nil && current.changes == seen)
+            let unchanged = token != nil ? current.token == token : (current.token == nil && seen != nil && current.changes == seen)
             return unchanged ? current : nil
         } : nil
         if trust?.missing == true { return .missing }
@@ -125,8 +125,9 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
             if let problem = ownershipProblem() { throw .administratorFileIgnored(path: file.path, reason: problem) }
         }
         if watched {
-            trusted.withLock { $0 = (token, seen, !snapshot.exists, snapshot.exists && verifiesOwnership) }
-            missingAtChanges.store(token == nil && !snapshot.exists ? seen &+ 1 : 0, ordering: .releasing)
+            trusted.withLock { $0 = (token, seen ?? 0, !snapshot.exists, snapshot.exists && verifiesOwnership) }
+            let trustedMissing = token == nil && !snapshot.exists ? seen.map { $0 &+ 1 } : nil
+            missingAtChanges.store(trustedMissing ?? 0, ordering: .releasing)
         }
         return snapshot
     }
@@ -134,8 +135,11 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// The changes that may concern the file so far: those the watch engine took, pending ones first,
     /// which a directory made an instant before has already moved (its event is queued before `mkdir`
     /// returns), and those its watch told (polling, where events cannot serve).
-    private func changesSeen() -> UInt64 {
-        (file.changeCount ?? 0) &+ changes.load(ordering: .acquiring)
+    /// `nil` while no watch's events would reach the file (it could not be placed, or must poll): a missing
+    /// file is then looked for again at every read, since a count that cannot move proves nothing.
+    private func changesSeen() -> UInt64? {
+        guard let count = file.changeCount else { return nil }
+        return count &+ changes.load(ordering: .acquiring)
     }
 
     /// Whether the last read stays current until the ``ReadEpoch`` moves: a file known missing from a
@@ -146,7 +150,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         // check that could not be made): not kept. Nor is a file another engine than the process's tracks.
         guard file.trackedByProcessEngine, !lastReadFailed.load(ordering: .acquiring),
               watch.withLock({ $0 != nil }) else { return false }
-        let seen = changesSeen()
+        guard let seen = changesSeen() else { return false }
         if missingAtChanges.load(ordering: .acquiring) == seen &+ 1, file.freshnessToken == nil { return true }
         guard let token = file.freshnessToken else { return false }
         if trusted.withLock({ $0?.token == token && $0?.missing == true }) { return true }

@@ -10,6 +10,11 @@ final class FileFreshness: FreshnessTracker {
     let stamp = Atomic<UInt64>(0)
     /// Every event taken that may concern the file, vouched for or not (see ``changeCount()``).
     let events = Atomic<UInt64>(0)
+    /// Whether an inotify watch of the engine would deliver every event that may concern the file: of its
+    /// directory, or of the deepest existing ancestor while the directory does not exist, on a file system
+    /// whose events are complete, with no polling fallback. Without it `events` may stand still while the
+    /// file changes (a watch that could not be placed, the watch limit reached), so it counts for nothing.
+    let eventsCovered = Atomic<Bool>(false)
     private let engine: WatchEngine
 
     init(engine: WatchEngine) { self.engine = engine }
@@ -23,9 +28,11 @@ final class FileFreshness: FreshnessTracker {
         return value == 0 ? nil : FreshnessToken(value)
     }
 
-    /// Pending events taken first (one `ioctl`), then one atomic load.
+    /// Pending events taken first (one `ioctl`), then two atomic loads; `nil` while no watch's events
+    /// would reach the file (see ``eventsCovered``).
     func changeCount() -> UInt64? {
         engine.takePendingEvents()
+        guard eventsCovered.load(ordering: .acquiring) else { return nil }
         return events.load(ordering: .acquiring)
     }
 }
@@ -51,6 +58,16 @@ struct FreshnessJournal {
         let tracker = FileFreshness(engine: engine)
         trackers[path] = Entry(tracker: tracker)
         return tracker
+    }
+
+    /// Whether the engine's watches now deliver every event that may concern the file (see
+    /// ``FileFreshness/eventsCovered``). Losing that moves the count and the epoch, so nothing trusted on
+    /// the count stays trusted.
+    func setCovered(_ tracker: FileFreshness, _ covered: Bool) {
+        guard tracker.eventsCovered.load(ordering: .relaxed) != covered else { return }
+        if !covered { tracker.events.add(1, ordering: .releasing) }
+        tracker.eventsCovered.store(covered, ordering: .releasing)
+        ReadEpoch.advance()
     }
 
     /// Something may have changed the file: a tracker that vouches gets a new stamp.

@@ -211,6 +211,8 @@ package final class WatchEngine: ReadFreshness {
                 if stamp != subscription.lastStamp && !subscription.proven && subscription.nextComponent == nil,
                    let inotify = state.runner?.inotify {
                     state.paths.resolve(&subscription, inotify: inotify)
+                    state.subscriptions[id] = subscription
+                    Self.updateVouching(&state, for: subscription.freshness)
                 }
             }
             subscription.lastStamp = stamp
@@ -317,16 +319,24 @@ package final class WatchEngine: ReadFreshness {
     /// system whose events are complete, follows the file's inode, and none forces another behaviour.
     private static func updateVouching(_ state: inout State, for tracker: FileFreshness) {
         var vouched = false
+        var covered = false
         for subscription in state.subscriptions.entries.values where subscription.freshness === tracker {
             if subscription.fallback != .none {
                 vouched = false
+                covered = false
                 break
             }
             if subscription.proven && !subscription.fileUnfollowable && state.paths.isComplete(subscription.wd) {
                 vouched = true
             }
+            // Events reach the tracker from this watch (of the directory, or of its deepest existing
+            // ancestor) whenever it does not need to poll.
+            if !subscription.polls && subscription.wd != nil && state.paths.isComplete(subscription.wd) {
+                covered = true
+            }
         }
         state.journal.setVouched(tracker, vouched && state.runner != nil)
+        state.journal.setCovered(tracker, covered && state.runner != nil)
     }
 
     #if DEBUG

@@ -326,6 +326,34 @@ struct AdministratorChangeWatchingTests {
         }
     }
 
+    @Test("Where the managed file's watch can only poll, a managed directory and file made while the process runs are still honoured by the very next read and write")
+    func managedDirectoryMadeLaterIsHonouredWhilePolling() throws {
+        let later = fixture.directory.appending("later-polled")
+        let managed = later + "/managed"
+        var environment = fixture.environment
+        environment["RVS_PREFS_MANAGED_DIRECTORY"] = managed
+        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
+        // As when no inotify watch can be placed: the watch polls, once an hour, so no count of its events
+        // moves in time, and only a read that looks again can see the file.
+        let file = try FileDomainStorage.shared(directory: managed, name: fixture.domainName)
+        file.watchSettings = (.watchLimitReached, .seconds(3600))
+        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
+                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        prefs.appearance = "mine"
+        #expect(prefs.appearance == "mine")
+        #expect(prefs.appearance == "mine")  // a missing file the watch could vouch for would now be trusted
+        #expect(mkdir(later, 0o700) == 0 && mkdir(managed, 0o700) == 0)
+        fixture.install(["appearance": .string("forced")], at: managed + "/\(fixture.domainName).plist")
+        #expect(prefs.appearance == "forced")
+        prefs.appearance = "refused"
+        if case .forcedByAdministrator? = prefs.lastError {} else {
+            Issue.record("expected forcedByAdministrator, got \(String(describing: prefs.lastError))")
+        }
+        #expect(unlink(managed + "/\(fixture.domainName).plist") == 0 && rmdir(managed) == 0 && rmdir(later) == 0)
+        #expect(prefs.appearance == "mine")
+    }
+
     @Test("A managed file made writable by others after it was honoured is ignored from then on")
     func madeInsecureLater() throws {
         fixture.install(["appearance": .string("dark")], at: fixture.managedFile)
