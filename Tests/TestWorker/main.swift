@@ -503,6 +503,7 @@ func watchCycles(_ count: Int) {
 
 /// `watch-many`: COUNT watching instances hear one change made elsewhere.
 func watchMany(_ count: Int) {
+    let started = ContinuousClock.now
     OpenPreferences.allowed = ["count"]
     let told = DispatchSemaphore(value: 0)
     var instances: [OpenPreferences] = []
@@ -526,11 +527,15 @@ func watchMany(_ count: Int) {
         }
     }
     sampler.start()
+    let ready = ContinuousClock.now
     say("ready")
     for _ in 0..<count { told.wait() }
+    let allTold = ContinuousClock.now
     sampling.store(false, ordering: .relaxed)
     let after = entries("/proc/self/task")
-    say("told=\(count) threads_before=\(before) threads_peak=\(max(peak.withLock { $0 }, after)) threads_after=\(after)")
+    func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
+    say("told=\(count) threads_before=\(before) threads_peak=\(max(peak.withLock { $0 }, after)) threads_after=\(after) "
+        + "setup_ms=\(milliseconds(ready - started)) telling_ms=\(milliseconds(allTold - ready))")
     withExtendedLifetime((instances, tokens)) {}
 }
 

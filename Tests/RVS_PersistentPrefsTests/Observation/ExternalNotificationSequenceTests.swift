@@ -148,6 +148,8 @@ struct ExternalNotificationSequenceTests {
         #expect(figures["told"] == 2000)
         let before = try #require(figures["threads_before"])
         let peak = try #require(figures["threads_peak"])
-        #expect(peak - before <= 8, "threads while delivering: \(report)")
+        // A few shared threads (4 delivery lanes and the watch thread), not one per instance: with the margin
+        // Dispatch may take on a loaded machine, still far from 2,000.
+        #expect(peak - before <= 16, "threads while delivering: \(report)")
     }
 }
