@@ -145,13 +145,10 @@ struct EtcdDomainCatalogTests {
 extension EtcdDomainStorageTests {
     @Test("A domain whose key was deleted elsewhere reads as missing, though this object had read it before")
     func deletionElsewhereIsSeen() throws {
-        let cluster = try EtcdCluster.shared()
-        let name = uniqueDomainName("deleted")
-        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let (reader, writer) = try EtcdCluster.shared().storages(of: "deleted", attachedTo: 2, 0)
         try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
         #expect(try reader.snapshot().contents["v"] == .integer(1))
-        _ = try writer.client.call("/v3/kv/deleterange", ["key": EtcdJSON.base64(writer.keyBytes)], by: .after(.seconds(5)), timeout: .seconds(5))
+        try writer.deleteKey()
         let after = try reader.snapshot()
         #expect(!after.exists)
         #expect(after.contents.isEmpty)

@@ -68,3 +68,42 @@ extension EtcdDomainStorage {
         }
     }
 }
+
+extension EtcdCluster {
+    /// Two storage objects for one new domain, as two processes attached to members `first` and `second` see it.
+    func storages(of label: String, attachedTo first: Int, _ second: Int) throws -> (EtcdDomainStorage, EtcdDomainStorage) {
+        let name = uniqueDomainName(label)
+        return (try EtcdDomainStorage(endpoints: endpoints(attachedTo: first), name: name),
+                try EtcdDomainStorage(endpoints: endpoints(attachedTo: second), name: name))
+    }
+}
+
+extension EtcdDomainStorage {
+    /// Deletes the domain's key, as `etcdctl del` on another machine would.
+    func deleteKey() throws {
+        _ = try client.call("/v3/kv/deleterange", ["key": EtcdJSON.base64(keyBytes)], by: .after(timeout), timeout: timeout)
+    }
+}
+
+/// A watching instance's notifications of changes made elsewhere: the integer entries of each collection told.
+final class ToldCollections {
+    let told = WaitableValue<[[String: Int]]>([])
+    private let prefs: EtcdTestPreferences
+    private var observation: PrefsObservation?
+
+    /// Turns watching on for `prefs` and records what its observer is told.
+    init(_ prefs: EtcdTestPreferences) {
+        self.prefs = prefs
+        prefs.watchesExternalChanges = true
+        observation = prefs.observe(\.values, options: [.new]) { [told] _, change in
+            let values = (change.newValue ?? [:]).compactMapValues { $0 as? Int }
+            told.update { $0.append(values) }
+        }
+    }
+
+    /// Stops the observer and the watching.
+    func stop() {
+        observation?.invalidate()
+        prefs.watchesExternalChanges = false
+    }
+}

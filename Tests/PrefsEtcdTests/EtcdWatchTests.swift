@@ -23,9 +23,7 @@ struct EtcdWatchTests {
     @Test("A watch whose member is killed resumes through another member from the last revision it saw, missing no change")
     func watchResumesAfterItsMemberDies() throws {
         let cluster = try EtcdCluster()
-        let name = uniqueDomainName("resume")
-        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let (watched, writer) = try cluster.storages(of: "resume", attachedTo: 2, 0)
         let counter = ChangeCounter()
         _ = try watched.snapshot()
         let watch = try #require(watched.watchChanges(counter.handler))
@@ -43,9 +41,7 @@ struct EtcdWatchTests {
     @Test("A watch that must start from a compacted revision re-reads the domain and tells of the change")
     func watchFromACompactedRevisionRereads() throws {
         let cluster = try EtcdCluster()
-        let name = uniqueDomainName("compacted")
-        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let (watched, writer) = try cluster.storages(of: "compacted", attachedTo: 1, 0)
         try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
         #expect(try watched.snapshot().contents["v"] == .integer(1))
         for value in 2...5 { try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) } }
@@ -98,28 +94,19 @@ extension EtcdDomainStorage {
 struct EtcdChangeDeliveryTests {
     @Test("A watching instance is told each change made through another member without a request of its own, while its own reads still ask the cluster")
     func deliveriesMakeNoRequest() throws {
-        let cluster = try EtcdCluster.shared()
-        let name = uniqueDomainName("delivery")
-        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let (watched, writer) = try EtcdCluster.shared().storages(of: "delivery", attachedTo: 2, 0)
         let prefs = EtcdTestPreferences(key: "settings", allowed: ["v"], domain: watched)
         prefs["v"] = 0
-        let told = WaitableValue<[Int]>([])
-        prefs.watchesExternalChanges = true
-        let observation = prefs.observe(\.values, options: [.new]) { _, change in
-            if let value = change.newValue?["v"] as? Int { told.update { $0.append(value) } }
-        }
-        defer {
-            observation.invalidate()
-            prefs.watchesExternalChanges = false
-        }
+        let watching = ToldCollections(prefs)
+        defer { watching.stop() }
+        let told = watching.told
         for value in 1...5 {
             let callsBefore = watched.client.callsMade
             try writer.modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["v": .integer(value)]) }
-            #expect(told.wait(timeout: 20, until: { $0.last == value }), "change \(value) was not told")
+            #expect(told.wait(timeout: 20, until: { $0.last?["v"] == value }), "change \(value) was not told")
             #expect(watched.client.callsMade == callsBefore, "the delivery of change \(value) asked the cluster")
         }
-        #expect(told.current == [1, 2, 3, 4, 5])
+        #expect(told.current.compactMap { $0["v"] } == [1, 2, 3, 4, 5])
         // A read of the instance's own is linearizable as ever: one request.
         let callsBefore = watched.client.callsMade
         #expect(prefs["v"] as? Int == 5)
@@ -159,23 +146,14 @@ extension EtcdChangeDeliveryTests {
     @Test("An accessor override that reads another watched etcd domain during a change delivery reads it afresh, seeing a write that completed before")
     func overridesReadAfreshDuringDeliveries() throws {
         let cluster = try EtcdCluster.shared()
-        let profileName = uniqueDomainName("profile")
-        let profileDomain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: profileName)
-        let profileWriter = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: profileName)
+        let (profileDomain, profileWriter) = try cluster.storages(of: "profile", attachedTo: 0, 1)
         let profile = EtcdTestPreferences(key: "profile", allowed: ["v"], domain: profileDomain)
         profile["v"] = 0
         // The profile's domain has a live change watch once its instance heard a change made elsewhere.
-        let heard = WaitableValue<Int>(0)
-        profile.watchesExternalChanges = true
-        let observation = profile.observe(\.values, options: [.new]) { _, change in
-            if let value = change.newValue?["v"] as? Int { heard.update { $0 = value } }
-        }
-        defer {
-            observation.invalidate()
-            profile.watchesExternalChanges = false
-        }
+        let watching = ToldCollections(profile)
+        defer { watching.stop() }
         try profileWriter.modify(repairing: .failIfUnreadable) { $0["profile"] = .dictionary(["v": .integer(1)]) }
-        #expect(heard.wait(timeout: 20, until: { $0 == 1 }))
+        #expect(watching.told.wait(timeout: 20, until: { $0.last?["v"] == 1 }))
 
         let settingsDomain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: uniqueDomainName("settings"))
         let settings = ProfileChosenPreferences(domain: settingsDomain, profile: profile, profileDomain: profileDomain)
@@ -198,23 +176,13 @@ extension EtcdChangeDeliveryTests {
 extension EtcdChangeDeliveryTests {
     @Test("A watching instance is told when the domain's key is deleted through another member, and reads it as empty")
     func deletionElsewhereIsTold() throws {
-        let cluster = try EtcdCluster.shared()
-        let name = uniqueDomainName("deleted-watched")
-        let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let (watched, writer) = try EtcdCluster.shared().storages(of: "deleted-watched", attachedTo: 2, 0)
         let prefs = EtcdTestPreferences(key: "settings", allowed: ["v"], domain: watched)
         prefs["v"] = 1
-        let told = WaitableValue<[[String: Int]]>([])
-        prefs.watchesExternalChanges = true
-        let observation = prefs.observe(\.values, options: [.new]) { _, change in
-            let values = (change.newValue ?? [:]).compactMapValues { $0 as? Int }
-            told.update { $0.append(values) }
-        }
-        defer {
-            observation.invalidate()
-            prefs.watchesExternalChanges = false
-        }
-        _ = try writer.client.call("/v3/kv/deleterange", ["key": EtcdJSON.base64(writer.keyBytes)], by: .after(.seconds(5)), timeout: .seconds(5))
+        let watching = ToldCollections(prefs)
+        defer { watching.stop() }
+        let told = watching.told
+        try writer.deleteKey()
         #expect(told.wait(timeout: 20, until: { $0.last == [:] }), "the deletion was not told: \(told.current)")
         #expect(prefs.values.isEmpty)
         #expect(prefs.lastError == nil)

@@ -298,17 +298,24 @@ struct AdministratorChangeWatchingTests {
         prefs.watchesExternalChanges = false
     }
 
+    /// An instance whose suite has the managed directory `managed`, which need not exist yet. `beforeWatching`
+    /// runs before the managed domain is made, and so before its watch starts.
+    func settings(managedIn managed: String, beforeWatching: () throws -> Void = {}) throws -> AdministeredSettings {
+        var environment = fixture.environment
+        environment["RVS_PREFS_MANAGED_DIRECTORY"] = managed
+        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
+        try beforeWatching()
+        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
+                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
+        return AdministeredSettings(key: fixture.storageKey, suite: suite)
+    }
+
     @Test("A managed directory and file made while the process runs are honoured by the very next read and write, 20 times")
     func managedDirectoryMadeLaterIsHonouredAtOnce() throws {
         // The managed directory does not exist at first: its watch is on the nearest existing ancestor.
         let later = fixture.directory.appending("later")
         let managed = later + "/managed"
-        var environment = fixture.environment
-        environment["RVS_PREFS_MANAGED_DIRECTORY"] = managed
-        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
-        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
-                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
-        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        let prefs = try settings(managedIn: managed)
         for round in 0..<20 {
             prefs.appearance = "mine \(round)"
             #expect(prefs.lastError == nil)
@@ -340,16 +347,11 @@ struct AdministratorChangeWatchingTests {
     func managedDirectoryMadeLaterIsHonouredWhilePolling() throws {
         let later = fixture.directory.appending("later-polled")
         let managed = later + "/managed"
-        var environment = fixture.environment
-        environment["RVS_PREFS_MANAGED_DIRECTORY"] = managed
-        let locations = DefaultsLocations.current(applicationDomainName: fixture.domainName, environment: environment)
-        // As when no inotify watch can be placed: the watch polls, once an hour, so no count of its events
-        // moves in time, and only a read that looks again can see the file.
-        let file = try FileDomainStorage.shared(directory: managed, name: fixture.domainName)
-        file.watchSettings = (.watchLimitReached, .seconds(3600))
-        let suite = DefaultsSuite(persistentDomain: try locations.applicationDomain(), globalDomain: nil,
-                                  managedDomains: locations.managedDomains(named: fixture.domainName), argumentDomain: [:])
-        let prefs = AdministeredSettings(key: fixture.storageKey, suite: suite)
+        let prefs = try settings(managedIn: managed) {
+            // As when no inotify watch can be placed: the watch polls, once an hour, so no count of its events
+            // moves in time, and only a read that looks again can see the file.
+            try FileDomainStorage.shared(directory: managed, name: fixture.domainName).watchSettings = (.watchLimitReached, .seconds(3600))
+        }
         prefs.appearance = "mine"
         #expect(prefs.appearance == "mine")
         #expect(prefs.appearance == "mine")  // a missing file the watch could vouch for would now be trusted

@@ -10,6 +10,14 @@ import TestSupport
 enum ReentryDomain: String, CaseIterable, Sendable {
     case file, inMemory
 
+    /// Two instances over one new domain of this kind, the first with `launchCount` 1, and the domain's location.
+    func instances(in directory: TemporaryDirectory) throws -> (counter: MisuseSettings, other: MisuseSettings, location: String) {
+        let (suite, location) = try makeSuite(in: directory)
+        let counter = MisuseSettings(key: "settings", suite: suite)
+        counter.launchCount = 1
+        return (counter, MisuseSettings(key: "other", suite: suite), location)
+    }
+
     func makeSuite(in directory: TemporaryDirectory) throws -> (DefaultsSuite, location: String) {
         switch self {
         case .file:
@@ -28,10 +36,7 @@ struct ModifyReentryTests {
           arguments: ReentryDomain.allCases)
     func anotherInstanceOfTheDomainInsideATransform(kind: ReentryDomain) throws {
         let directory = TemporaryDirectory()
-        let (suite, location) = try kind.makeSuite(in: directory)
-        let counter = MisuseSettings(key: "settings", suite: suite)
-        let other = MisuseSettings(key: "other", suite: suite)
-        counter.launchCount = 1
+        let (counter, other, location) = try kind.instances(in: directory)
         other.launchCount = 7
         other.name = "before"
         var read: (typed: Int, untyped: Any?, values: Int?)?
@@ -96,10 +101,7 @@ extension ModifyReentryTests {
           arguments: ReentryDomain.allCases)
     func watchingInsideATransform(kind: ReentryDomain) throws {
         let directory = TemporaryDirectory()
-        let (suite, _) = try kind.makeSuite(in: directory)
-        let counter = MisuseSettings(key: "settings", suite: suite)
-        let other = MisuseSettings(key: "other", suite: suite)
-        counter.launchCount = 1
+        let (counter, other, _) = try kind.instances(in: directory)
         var watched: (on: Bool, off: Bool)?
         let result = counter.modify(\.$launchCount) { count in
             other.watchesExternalChanges = true
