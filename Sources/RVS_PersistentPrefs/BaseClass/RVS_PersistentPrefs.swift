@@ -444,11 +444,8 @@ open class RVS_PersistentPrefs {
             return values
         }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
+            // The kept read was tried above, with the same suite and key: here the domains are searched.
             let collection = try collection()
-            if let cache = nativeCache, let keptAt = cache.keptAt, cache.suite === collection.suite,
-               cache.key == collection.storageKey, collection.suite.isUnchanged(since: keptAt) {
-                return cache.values
-            }
             var problems: [PrefsError] = []
             // Reported, though the read succeeds with the other domains' values.
             defer { if let problem = problems.first { lastError = problem } }
