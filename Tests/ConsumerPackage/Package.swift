@@ -39,6 +39,17 @@ let package = Package(
                 .product(name: "PrefsEtcd", package: "RVS_PersistentPrefs"),
             ]
         ),
+        // Handlers on their actor (SPEC §12): the articles' examples with main-actor and actor handlers while
+        // another process writes 200 times; the same file in both language modes.
+        .executableTarget(
+            name: "MainActorHandlers",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
+        .executableTarget(
+            name: "MainActorHandlersSwift5",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // The same API from an app still in the Swift 5 language mode.
         .executableTarget(
             name: "Swift5Mode",

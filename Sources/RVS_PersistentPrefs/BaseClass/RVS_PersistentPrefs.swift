@@ -20,7 +20,7 @@ import Synchronization
 /// Every read is fresh: it sees every write completed before it, in this process or any other.
 /// Every write is validated first (allowed names, property-list values), and nothing is written
 /// when validation fails. Operations never throw: each one sets ``lastError``, which is `nil` after
-/// a success. Observers registered with ``PrefsObserving/observe(_:options:changeHandler:)`` hear
+/// a success. Observers registered with ``PrefsObserving/observe(_:options:isolation:changeHandler:)`` hear
 /// about successful writes made through the instance.
 ///
 /// An instance may be used from several threads; its operations are serialized. The class is not
@@ -76,7 +76,7 @@ import Synchronization
 ///
 /// ### Observing Changes
 /// - <doc:Observation>
-/// - ``observe(_:options:changeHandler:)``
+/// - ``observe(_:options:isolation:changeHandler:)``
 /// - ``changes``
 /// - ``changeBufferLimit``
 /// - ``watchesExternalChanges``

@@ -133,14 +133,29 @@ extension RVS_PersistentPrefs {
         }
         if change.sendsPriors {
             for registration in audience where registration.observer.wantsPrior && observers.isRegistered(registration.id) {
-                registration.observer.sendPrior(to: self, before: change.before)
+                call(registration) { $0.sendPrior(to: self, before: change.before) }
             }
         }
         for registration in audience where observers.isRegistered(registration.id) {
-            registration.observer.send(change, to: self)
+            call(registration) { $0.send(change, to: self) }
         }
         observers.publish(PrefsChange(collection: change.after))
         notifyObservedChange(ofEntries: change.changedEntries)
+    }
+
+    /// Calls one observer's handler through `body` where it must run (SPEC §12): here, for a handler
+    /// registered from a nonisolated context or already on its actor; otherwise queued to its actor, where
+    /// the call takes the operation lock again and is made only if the observer is still registered.
+    /// Under the operation lock.
+    func call(_ registration: ObserverList.Registration, _ body: @escaping (any AnyPrefsObserver) -> Void) {
+        let observer = registration.observer
+        guard let isolation = observer.isolation else { return body(observer) }
+        isolation.submit(HandlerIsolation.Call { [self] in
+            locked {
+                guard observers.isRegistered(registration.id) else { return }
+                asHandler { body(observer) }
+            }
+        })
     }
 
     /// Runs `body` with the instance's reads returning `collection`: how an observer's value is read over
@@ -228,7 +243,7 @@ extension RVS_PersistentPrefs {
         let announced = notification.audience.filter { $0.observer.wantsPrior && $0.observer.announces(write, to: self, over: before) }
         asHandler {
             for registration in announced where observers.isRegistered(registration.id) {
-                registration.observer.sendPrior(to: self, before: before)
+                call(registration) { $0.sendPrior(to: self, before: before) }
             }
         }
         return Set(announced.map(\.id))

@@ -10,7 +10,7 @@ extension RVS_PersistentPrefs {
     /// Turn it on when another party may change the collection while the instance lives: an app and its
     /// extension sharing a group suite, two windows each holding an instance, a daemon whose settings an
     /// administrator changes. With it on, key-path observers (see
-    /// ``PrefsObserving/observe(_:options:changeHandler:)``), ``changes`` and Swift Observation are told of
+    /// ``PrefsObserving/observe(_:options:isolation:changeHandler:)``), ``changes`` and Swift Observation are told of
     /// such a change:
     /// - only when the collection actually differs from what this instance last saw: a write to another
     ///   storage key in the same domain, or a rewrite of identical bytes, notifies nobody;
@@ -21,7 +21,9 @@ extension RVS_PersistentPrefs {
     ///   notification after a burst always carries the final stored value;
     /// - `.prior` notifications of a change made elsewhere come after the change, just before the others.
     ///
-    /// Handlers for changes made elsewhere run on one of a few delivery threads that every watching
+    /// A handler registered from an actor (the main actor included) runs on that actor (see
+    /// ``PrefsObserving/observe(_:options:isolation:changeHandler:)``). Other handlers for changes made
+    /// elsewhere run on one of a few delivery threads that every watching
     /// instance of the process shares (an instance's deliveries always one at a time, in order), while the
     /// instance's operations on other threads wait, as they do during its own writes' handlers. Keep them
     /// short: a handler that blocks holds up other instances' deliveries, and one that waits for another

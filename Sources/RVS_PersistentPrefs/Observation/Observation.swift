@@ -73,7 +73,7 @@ public final class PrefsObservation: Sendable {
 
 /// Key-path observation of ``RVS_PersistentPrefs`` instances, with the typed `Self` of a subclass.
 ///
-/// It exists only so that ``PrefsObserving/observe(_:options:changeHandler:)`` can give its handler
+/// It exists only so that ``PrefsObserving/observe(_:options:isolation:changeHandler:)`` can give its handler
 /// the subclass's own type (`Self`). ``RVS_PersistentPrefs`` conforms; do not conform other types,
 /// which it gives nothing.
 public protocol PrefsObserving: AnyObject {}
@@ -86,11 +86,11 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     ///
     /// `changeHandler` runs after each successful write through this instance — subscript writes,
     /// assignments of ``RVS_PersistentPrefs/values``, removals, ``RVS_PersistentPrefs/clear()``,
-    /// ``RVS_PersistentPrefs/deleteAll()``, initializer merges — on the thread that wrote, in the order
+    /// ``RVS_PersistentPrefs/deleteAll()``, initializer merges — in the order
     /// the observers were added, even when the write stored an equal value. It never runs for reads,
     /// rejected writes, ``RVS_PersistentPrefs/flush()``, or changes made by other instances or
-    /// processes, unless ``RVS_PersistentPrefs/watchesExternalChanges`` is on (then those run on a
-    /// delivery thread the library shares between watching instances). (An initializer's merge happens
+    /// processes, unless ``RVS_PersistentPrefs/watchesExternalChanges`` is on (where those run is said
+    /// below). (An initializer's merge happens
     /// before `observe` can be called from outside, so only an observer registered during initialization,
     /// for example from an overridden ``RVS_PersistentPrefs/userDefaults``, hears it.)
     ///
@@ -107,10 +107,24 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// instance, the collection read just before and just after it; for a change made elsewhere, what the
     /// previous notification carried as new and the collection found to differ.
     ///
-    /// A write's handlers run synchronously on the writing thread, while other threads' operations on the
-    /// instance wait: keep them short, and do not wait in one for another thread that uses the
-    /// instance. The handler is not `@Sendable`; that is sound while the instance stays in one
-    /// isolation domain.
+    /// Where the handler runs depends on where `observe` is called from (SPEC §12):
+    /// - **from the main actor, or another actor** (a `@MainActor` model, an `actor`'s method): the
+    ///   handler runs isolated to that actor, for writes through the instance and changes made elsewhere
+    ///   alike, so it may touch the actor's state. A write made on the main thread tells a main-actor
+    ///   handler synchronously, before the write returns; a write made on another thread, and every change
+    ///   made elsewhere, is told on the main actor soon after (the main thread must run its loop: `await`,
+    ///   `dispatchMain()` or `RunLoop.main.run()`). A handler of another actor is always told
+    ///   asynchronously, on that actor. Each observer hears its notifications in order, one at a time.
+    /// - **from a nonisolated context** (a plain function, a test, a background thread): the handler runs on
+    ///   the thread that wrote, synchronously, and for changes made elsewhere on a delivery thread the
+    ///   library shares between watching instances. Keep what it touches safe to reach from any thread.
+    ///   A program whose main loop is not Dispatch's (GTK's GLib loop) registers from a nonisolated context
+    ///   and hands each change to its loop (`g_idle_add`, `g_main_context_invoke`).
+    ///
+    /// A handler run on the writing thread runs while other threads' operations on the instance wait:
+    /// keep it short, and do not wait in one for another thread that uses the instance. A handler told on
+    /// its actor takes the instance's operation lock there, and reads `.old` and `.new` over the versions
+    /// of the collection the change carried, whatever was written since.
     ///
     /// It may read and write the instance and add or invalidate any token. A write made inside a handler
     /// is told after the handler that made it returns, never by calling a handler again from inside
@@ -123,15 +137,21 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     ///   - keyPath: The key path whose value the notifications carry.
     ///   - options: The values to carry (`.new`, `.old`) and the extra notifications to send
     ///     (`.initial`, which runs the handler once before `observe` returns; `.prior`).
+    ///   - isolation: The actor the handler is isolated to: by default the caller's (`#isolation`), `nil`
+    ///     from a nonisolated context. Leave it out.
     ///   - changeHandler: Called with the instance and the change.
     /// - Returns: The token; observation stops when it is released or invalidated.
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>,
         options: PrefsObservingOptions = [],
+        isolation: isolated (any Actor)? = #isolation,
         changeHandler: @escaping (Self, PrefsObservedChange<Value>) -> Void
     ) -> PrefsObservation {
         locked {
-            let token = observers.add(KeyPathObserver(keyPath: keyPath, options: options, handler: changeHandler))
+            let observer = KeyPathObserver(
+                keyPath: keyPath, options: options, isolation: isolation.map(HandlerIsolation.init), handler: changeHandler
+            )
+            let token = observers.add(observer)
             if options.contains(.initial) {
                 let current = options.contains(.new) ? KeyPathObserver.evaluate(keyPath, of: self) : nil
                 asHandler {
@@ -148,6 +168,8 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
 protocol AnyPrefsObserver: AnyObject, Sendable {
     /// Whether it asked for `.prior` notifications.
     var wantsPrior: Bool { get }
+    /// The actor its handler runs on; `nil` for a handler registered from a nonisolated context.
+    var isolation: HandlerIsolation? { get }
     /// Whether it hears a write of `write` about to be made over `before`, when the write cannot yet say
     /// what it changes: whether to send it a `.prior` notification.
     func announces(_ write: CollectionWrite, to object: RVS_PersistentPrefs, over before: [String: PropertyListValue]) -> Bool
@@ -168,12 +190,17 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     let keyPath: KeyPath<Object, Value>
     let options: PrefsObservingOptions
     let handler: (Object, PrefsObservedChange<Value>) -> Void
+    let isolation: HandlerIsolation?
     /// What ``entries(of:over:)`` found, once it has looked.
     private var classification: Set<String>??
 
-    init(keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, handler: @escaping (Object, PrefsObservedChange<Value>) -> Void) {
+    init(
+        keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, isolation: HandlerIsolation?,
+        handler: @escaping (Object, PrefsObservedChange<Value>) -> Void
+    ) {
         self.keyPath = keyPath
         self.options = options
+        self.isolation = isolation
         self.handler = handler
     }
 

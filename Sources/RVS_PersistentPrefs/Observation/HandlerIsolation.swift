@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Where one observer's handler runs: on the actor it was registered from (SPEC §12).
+///
+/// A handler written in a main-actor (or other actor-isolated) context inherits that isolation: Swift 6
+/// checks it when the handler runs, and stops the process when a change made elsewhere calls it on a
+/// delivery thread. So every call of such a handler is made on its actor: at once when the calling thread
+/// is provably that actor's and nothing of the observer's is queued before it (a write through the instance
+/// on the main thread, for a main-actor handler), otherwise queued and run there in order, one at a time.
+///
+/// Only the main actor can be proven current from a synchronous context (it is the main thread); a handler
+/// of another actor always hears its notifications asynchronously, soon after the write.
+final class HandlerIsolation: Sendable {
+    /// A call of the handler, with what it needs.
+    ///
+    /// Unchecked: it holds the instance, the observer and the change, none of them `Sendable`. It is made
+    /// under the instance's operation lock and runs on the handler's actor, where it takes that lock again
+    /// before touching any of them; the compiler cannot see a lock that guards a whole class.
+    struct Call: @unchecked Sendable {
+        let run: () -> Void
+    }
+
+    private struct Queue {
+        var calls: [Call] = []
+        /// Whether a task is running calls on the actor: new ones are then queued behind it.
+        var draining = false
+    }
+
+    /// The actor the handler was registered from.
+    let actor: any Actor
+    private let queue = Mutex(Queue())
+
+    init(_ actor: any Actor) {
+        self.actor = actor
+    }
+
+    /// Whether the calling thread runs `actor` now: provable only for the main actor, whose executor is the
+    /// main dispatch queue.
+    private var isCurrent: Bool {
+        actor === MainActor.shared && Self.isOnMainQueue
+    }
+
+    /// Marks the main queue, so that a thread can tell it runs the main queue's work without asserting it.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether this thread runs the main queue's work now. On Linux that is not always the main thread:
+    /// once the main thread parks in `dispatchMain()` (an async `main` does), a worker thread drains the
+    /// main queue, and the main actor with it.
+    static var isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    }
+
+    /// Makes `call` on the handler's actor: now, when this thread is that actor's and nothing is queued
+    /// before it; otherwise queued, to run there after what was queued before.
+    /// - Returns: Whether it ran now.
+    @discardableResult
+    func submit(_ call: Call) -> Bool {
+        if isCurrent, queue.withLock({ !$0.draining }) {
+            call.run()
+            return true
+        }
+        let startsDraining = queue.withLock { queue -> Bool in
+            queue.calls.append(call)
+            guard !queue.draining else { return false }
+            queue.draining = true
+            return true
+        }
+        if startsDraining {
+            Task { [self] in await drain(on: actor) }
+        }
+        return false
+    }
+
+    /// Runs the queued calls on `actor`, oldest first, until none is left.
+    private func drain(on actor: isolated any Actor) {
+        while let call = queue.withLock({ queue -> Call? in
+            guard !queue.calls.isEmpty else {
+                queue.draining = false
+                return nil
+            }
+            return queue.calls.removeFirst()
+        }) {
+            call.run()
+        }
+    }
+}

@@ -1,0 +1,1 @@
+../MainActorHandlers/main.swift
