@@ -12,6 +12,9 @@
 //       reading only when a change is delivered; prints "final VALUE deliveries N".
 //   EtcdTestWorker serve-writes ENDPOINTS NAME STORAGE_KEY
 //       Reads lines "N" and for each sets the entry `value` to N; prints "done N".
+//   EtcdTestWorker read-peak ENDPOINTS NAME STORAGE_KEY
+//       One snapshot of the domain; prints "error …" or "read", then "peak KB", the process's peak resident
+//       memory (VmHWM), for a test of what a hostile response can make a read hold.
 import Foundation
 import PrefsEtcd
 import RVS_PersistentPrefs
@@ -45,6 +48,17 @@ do {
 }
 
 switch command {
+case "read-peak":
+    do {
+        _ = try EtcdDomainStorage(endpoints: endpoints, name: domainName, timeout: .seconds(15)).snapshot()
+        say("read")
+    } catch {
+        say("error \(error)")
+    }
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first ?? "?"
+    say("peak \(peak)")
+
 case "increment":
     guard arguments.count == 6, let count = Int(arguments[5]) else { fail("increment needs COUNT") }
     WorkerPreferences.allowed = ["count"]

@@ -32,6 +32,7 @@ struct EtcdAttempt: Error, Sendable, CustomStringConvertible {
 
     /// Whether trying again (here or at another endpoint) cannot help: the request itself is refused.
     var isFinal: Bool {
+        if case .transport(.responseTooLarge) = failure { return true }
         guard case .server(_, _, let message) = failure else { return false }
         return ["request is too large", "permission denied", "user name or password is invalid", "authentication failed",
                 "authentication is not enabled", "user name is empty"].contains { message.contains($0) }

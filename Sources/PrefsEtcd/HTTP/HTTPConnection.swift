@@ -107,7 +107,7 @@ struct HTTPWire {
                     if (100..<200).contains(response.status) { break }
                     return response
                 }
-                guard buffer.count - position < 64 * 1024 else { throw .malformedResponse("headers too long") }
+                guard buffer.count - position < 64 * 1024 else { throw .responseTooLarge("headers too long") }
                 // Relative to `position`: filling may move the unread bytes to the start of the buffer.
                 let searched = max(0, buffer.count - position - 3)
                 try fill(by: deadline, wake: wake)
@@ -124,17 +124,20 @@ struct HTTPWire {
         case .none:
             break
         case .length(let count):
-            guard count <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
-            body = try take(count, by: deadline, wake: nil)
+            guard count <= HTTPConnection.maximumBodySize else { throw .responseTooLarge("body too large") }
+            try take(count, appendingTo: &body, by: deadline, wake: nil)
         case .chunked:
-            while let piece = try nextChunk(by: deadline, wake: nil) {
-                body += piece
-                guard body.count <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
+            // Each chunk straight into the body, refused before it is read when it would pass the cap: a hostile
+            // server's huge chunks cost the body and the receive buffer, never a second copy of either.
+            while let size = try nextChunkSize(by: deadline, wake: nil) {
+                guard size <= HTTPConnection.maximumBodySize - body.count else { throw .responseTooLarge("body too large") }
+                try take(size, appendingTo: &body, by: deadline, wake: nil)
+                try endChunk(by: deadline, wake: nil)
             }
         case .untilClose:
             while true {
                 do { try fill(by: deadline, wake: nil) } catch .connectionLost { break }
-                guard buffer.count - position <= HTTPConnection.maximumBodySize else { throw .malformedResponse("body too large") }
+                guard buffer.count - position <= HTTPConnection.maximumBodySize else { throw .responseTooLarge("body too large") }
             }
             body = Array(buffer[position...])
             position = buffer.count
@@ -147,6 +150,16 @@ struct HTTPWire {
 
     /// The next chunk of a chunked body, as soon as it has arrived whole; `nil` after the last one.
     mutating func nextChunk(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> [UInt8]? {
+        guard let size = try nextChunkSize(by: deadline, wake: wake) else { return nil }
+        var data: [UInt8] = []
+        try take(size, appendingTo: &data, by: deadline, wake: wake)
+        try endChunk(by: deadline, wake: wake)
+        return data
+    }
+
+    /// Reads a chunk's size line: the size of the data that follows (at most the body cap); `nil` for the
+    /// last chunk, whose trailers it reads too.
+    private mutating func nextChunkSize(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> Int? {
         let sizeLine = try line(by: deadline, wake: wake)
         let hex = sizeLine.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
         guard let size = Int(hex.trimmingCharacters(in: " \t"), radix: 16), size >= 0 else {
@@ -157,10 +170,13 @@ struct HTTPWire {
             while try !line(by: deadline, wake: wake).isEmpty {}
             return nil
         }
-        guard size <= HTTPConnection.maximumBodySize else { throw .malformedResponse("chunk too large") }
-        let data = try take(size, by: deadline, wake: wake)
+        guard size <= HTTPConnection.maximumBodySize else { throw .responseTooLarge("chunk too large") }
+        return size
+    }
+
+    /// Reads the CRLF that ends a chunk's data.
+    private mutating func endChunk(by deadline: Deadline, wake: Int32?) throws(HTTPError) {
         guard try line(by: deadline, wake: wake).isEmpty else { throw .malformedResponse("chunk not followed by CRLF") }
-        return data
     }
 
     // MARK: Buffer
@@ -181,10 +197,23 @@ struct HTTPWire {
         buffer += bytes
     }
 
-    private mutating func take(_ count: Int, by deadline: Deadline, wake: Int32?) throws(HTTPError) -> [UInt8] {
-        while buffer.count - position < count { try fill(by: deadline, wake: wake) }
-        defer { position += count }
-        return Array(buffer[position..<position + count])
+    /// Moves the next `count` bytes into `data`, as they arrive: the receive buffer never holds more than one
+    /// read of them. `data` grows geometrically, never past the body cap, so that many small chunks are not
+    /// copied again and again, and one huge chunk costs at most the cap and the copy that grows to it.
+    private mutating func take(_ count: Int, appendingTo data: inout [UInt8], by deadline: Deadline, wake: Int32?) throws(HTTPError) {
+        let needed = data.count + count
+        if data.capacity < needed {
+            data.reserveCapacity(max(needed, min(data.capacity * 2, HTTPConnection.maximumBodySize)))
+        }
+        var remaining = count
+        while true {
+            let available = min(buffer.count - position, remaining)
+            data.append(contentsOf: buffer[position..<position + available])
+            position += available
+            remaining -= available
+            if remaining == 0 { return }
+            try fill(by: deadline, wake: wake)
+        }
     }
 
     private mutating func line(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> String {

@@ -10,6 +10,9 @@ enum HTTPError: Error, Sendable, CustomStringConvertible {
     case connectionLost(afterSending: Bool, reason: String)
     /// The response is not HTTP/1.1 as this client understands it.
     case malformedResponse(String)
+    /// The response's headers or body passed the client's cap (``HTTPConnection/maximumBodySize``): refused
+    /// before it was read whole. Asking again would only be answered the same.
+    case responseTooLarge(String)
     /// TLS failed: the handshake, the certificate's verification or its host name.
     case tls(String)
     /// The watch or request was cancelled by its owner.
@@ -22,6 +25,7 @@ enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .connectionLost(let afterSending, let reason):
             return "connection lost \(afterSending ? "after the request was sent" : "before the request was sent") (\(reason))"
         case .malformedResponse(let reason): return "malformed HTTP response: \(reason)"
+        case .responseTooLarge(let reason): return "HTTP response refused: \(reason)"
         case .tls(let reason): return "TLS: \(reason)"
         case .cancelled: return "cancelled"
         }
@@ -32,7 +36,7 @@ enum HTTPError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .connectionLost(let afterSending, _): return afterSending
         case .timedOut(let step): return step == "receive" || step == "send"
-        case .malformedResponse: return true
+        case .malformedResponse, .responseTooLarge: return true
         default: return false
         }
     }
