@@ -73,6 +73,12 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// example a `Codable` value to `Data` with `PropertyListEncoder`.
     case valuesNotPlistCompatible(invalidElements: [String])
 
+    /// A write gave the typed entry `entry` a value its declaration does not allow (SPEC §14: an
+    /// `@Entry(…, range:)` or `@Entry(…, allowed:)`); `reason` names the constraint, never the value.
+    /// Nothing from the write was saved, whichever path made it: the property, the subscript,
+    /// ``RVS_PersistentPrefs/values`` or `modify`.
+    case valueNotAllowed(entry: String, reason: String)
+
     /// The selected defaults domain cannot be used: its name cannot be a file name (empty, `.`, `..`,
     /// with `/` or NUL, too long, or the global domain's own name), its directory is not an absolute
     /// path, or an override of ``RVS_PersistentPrefs/userDefaults`` returned `nil`. `reason` says
@@ -177,6 +183,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Rejected write: entry names not in keys: \(names.joined(separator: ", "))"
         case .valuesNotPlistCompatible(let names):
             return "Rejected write: values that are not property-list values under: \(names.joined(separator: ", "))"
+        case .valueNotAllowed(let entry, let reason):
+            return "Rejected write: the value of the entry '\(entry)' is not allowed: \(reason); nothing was written"
         case .userDefaultsUnavailable(let reason):
             return "Defaults domain unavailable: \(reason)"
         case .invalidStoredValue(let key):

@@ -3,7 +3,7 @@ import PrefsStorage
 
 /// One write of a collection, as every write path of the base class describes it: assigning `values`, the
 /// subscript, an initializer's merge, a typed entry's assignment and both forms of `modify`. The base class
-/// builds one, validates it once and hands it to ``StoredCollection/commit(_:allowed:)``; nothing else
+/// builds one, validates it once and hands it to ``StoredCollection/commit(_:allowed:constraints:schemaVersion:)``; nothing else
 /// decides how a write is checked.
 struct CollectionWrite {
     /// What the write does to the stored collection.
@@ -36,6 +36,9 @@ struct CollectionWrite {
     /// What to do when the writable domain cannot be read as it is.
     var repair: RepairPolicy = .failIfUnreadable
     var change: Change
+    /// The values the write sets that are known before the lock, by name (not those of a `modify`
+    /// transform, known only under it): checked against constraints before anything is locked or told.
+    var knownValues: [String: PropertyListValue] = [:]
 
     /// The collection a whole replacement stores; `nil` for an edit, whose result is known only under the lock.
     var replacement: [String: PropertyListValue]? {
@@ -57,10 +60,26 @@ struct CollectionWrite {
     }
 
     /// Checks what needs no stored collection: the names the write sets, then, for a whole replacement
-    /// (which depends on nothing stored), its values.
-    func checkWithoutStore(allowed: Set<String>) throws(PrefsError) {
+    /// (which depends on nothing stored), its values; then the values it sets that are known before the
+    /// lock against the entries' constraints.
+    func checkWithoutStore(allowed: Set<String>, constraints: [String: EntryConstraint]) throws(PrefsError) {
         try Self.refuseUnknown(setting, allowed: allowed)
         if replacement != nil { try refuseIncompatible() }
+        try Self.refuseDisallowed(knownValues, setting: setting, constraints: constraints)
+    }
+
+    /// Refuses the write when an entry it sets holds a value its declaration does not allow (SPEC §14):
+    /// the one check of constraints, before the lock on the values known then, and under it on what the
+    /// write stores (a `modify` transform's value is known only there). Checked in name order, so that
+    /// the same write always names the same entry.
+    static func refuseDisallowed<Names: Sequence<String>>(
+        _ entries: [String: PropertyListValue], setting names: Names, constraints: [String: EntryConstraint]
+    ) throws(PrefsError) {
+        guard !constraints.isEmpty else { return }
+        for name in names.sorted() {
+            guard let constraint = constraints[name], let reason = constraint.violation(by: entries[name]) else { continue }
+            throw .valueNotAllowed(entry: name, reason: reason)
+        }
     }
 
     /// Refuses the write when a value is not a property-list value.
@@ -84,14 +103,17 @@ extension CollectionWrite {
             change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
                 for (name, value) in frozen { stored[name] = value }
                 return changesOnlyRemove
-            }, isRepeatable: true))
+            }, isRepeatable: true)),
+            knownValues: converted
         )
     }
 
     /// Replaces the whole collection with `values`.
     static func replacement(_ values: [String: Any], repairing policy: RepairPolicy) -> CollectionWrite {
         let (converted, incompatible) = PropertyListValue.convertEntries(values)
-        return CollectionWrite(setting: Array(values.keys), incompatible: incompatible, repair: policy, change: .replace(converted))
+        return CollectionWrite(
+            setting: Array(values.keys), incompatible: incompatible, repair: policy, change: .replace(converted), knownValues: converted
+        )
     }
 
     /// Stores one entry's encoded value (`nil`: removes it), or refuses it when it could not be encoded.
@@ -104,7 +126,8 @@ extension CollectionWrite {
             change: .edit(Edit(apply: { (stored: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
                 if encodable { stored[name] = encoded }
                 return removes
-            }, isRepeatable: true))
+            }, isRepeatable: true)),
+            knownValues: encoded.map { [name: $0] } ?? [:]
         )
     }
 }

@@ -509,7 +509,8 @@ open class RVS_PersistentPrefs {
             let write = guardingTransform(of: write)
             let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
                 let allowed = allowedEntryNames
-                try write.checkWithoutStore(allowed: allowed)
+                let constraints = EntryRegistry.registry(of: self).constraints
+                try write.checkWithoutStore(allowed: allowed, constraints: constraints)
                 let collection = try collection()
                 // A write naming an entry the administrator forces is refused as a whole (a whole replacement
                 // is checked against what it changes, under the lock).
@@ -531,7 +532,7 @@ open class RVS_PersistentPrefs {
                     try prepareSchema(of: collection, writing: true, repair: write.repair)
                 }
                 announced = announce(write, notification)
-                try collection.commit(write, allowed: allowed, schemaVersion: type(of: self).schemaVersion)
+                try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: type(of: self).schemaVersion)
                 return true
             }
             // After a successful write: tell it.

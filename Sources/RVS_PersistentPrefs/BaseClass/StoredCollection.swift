@@ -43,7 +43,9 @@ struct StoredCollection {
     /// A collection stored by a newer schema version than `schemaVersion` is refused under the same lock
     /// (``PrefsError/collectionFromNewerVersion(stored:supported:)``), so that a newer version's migration
     /// made an instant before is never written over.
-    func commit(_ write: CollectionWrite, allowed: Set<String>, schemaVersion supported: Int) throws(PrefsError) {
+    func commit(
+        _ write: CollectionWrite, allowed: Set<String>, constraints: [String: EntryConstraint] = [:], schemaVersion supported: Int
+    ) throws(PrefsError) {
         // What a read showed from the managed and system domains is not the user's to store: in a whole
         // replacement, an entry the user has not stored, written back with the very value they supply, is
         // left out (a forced entry changed or removed is refused by the suite).
@@ -61,9 +63,11 @@ struct StoredCollection {
                 for (name, value) in supplied where own[name] == nil && entries[name]?.isIdentical(to: value) == true {
                     entries[name] = nil
                 }
+                try CollectionWrite.refuseDisallowed(entries, setting: entries.keys, constraints: constraints)
                 stored = entries.isEmpty ? nil : .dictionary(entries)
             case .edit(let edit):
                 try merge(&stored, write, allowed: allowed, edit.apply)
+                try CollectionWrite.refuseDisallowed(stored?.dictionaryValue ?? [:], setting: write.setting, constraints: constraints)
             }
         }
     }
@@ -111,7 +115,7 @@ struct StoredCollection {
     }
 
     /// Refuses, before anything is announced or written, a whole replacement that would change or remove a
-    /// forced entry: what ``commit(_:allowed:schemaVersion:)`` refuses under the lock, checked first
+    /// forced entry: what ``commit(_:allowed:constraints:schemaVersion:)`` refuses under the lock, checked first
     /// against the collection stored now, so that no `.prior` notification or schema write precedes a refusal.
     func refuseForcedReplacement(_ replacement: [String: PropertyListValue]) throws(PrefsError) {
         let forced = suite.forced(forKey: storageKey, collection: true)

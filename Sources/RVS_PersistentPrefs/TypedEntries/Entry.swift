@@ -51,6 +51,11 @@ extension RVS_PersistentPrefs {
         /// <doc:SchemaEvolution>).
         public var formerNames: [String] { definition.formerNames }
         var coding: EntryCoding<Value> { definition.coding }
+        /// The values the entry allows and its description, as declared.
+        var constraint: EntryConstraint? { definition.constraint }
+        /// The stored form of the default; `nil` when the default is stored as nothing (an `Optional`'s `nil`)
+        /// or cannot be stored.
+        var storedDefault: PropertyListValue? { (try? definition.coding.encode(definition.defaultValue)) ?? nil }
 
         /// Declares an entry stored as its `Codable` property-list structure (or as itself, for the types
         /// a property list holds).
@@ -258,6 +263,8 @@ final class EntryDefinition<Value> {
     let formerNames: [String]
     let defaultValue: Value
     let coding: EntryCoding<Value>
+    /// The values the entry allows and its description (SPEC §14); set once, by the declaration.
+    var constraint: EntryConstraint?
 
     init(name: String, formerNames: [String], defaultValue: Value, coding: EntryCoding<Value>) {
         self.name = name

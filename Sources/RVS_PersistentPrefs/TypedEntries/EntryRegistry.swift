@@ -1,10 +1,13 @@
 import Foundation
+import PrefsPropertyList
 import Synchronization
 
 /// What the registry needs to know of an `@Entry` property, whatever its value type.
 protocol DeclaredEntry {
     var name: String { get }
     var formerNames: [String] { get }
+    var constraint: EntryConstraint? { get }
+    var storedDefault: PropertyListValue? { get }
 }
 
 extension RVS_PersistentPrefs.Entry: DeclaredEntry {}
@@ -17,6 +20,16 @@ struct EntryRegistry: Sendable {
     /// The names a write may set or keep: the entry names and the names they were stored under before,
     /// so that a collection still holding a former name can be written (the write removes it).
     let nameSet: Set<String>
+    /// The constraints on values, by entry name: every write of one of these entries is checked against it.
+    var constraints: [String: EntryConstraint] = [:]
+    /// What the class's schema says of each entry, by entry name.
+    var declarations: [String: EntryDeclaration] = [:]
+
+    /// What a schema says of one entry: its default's stored form and its constraint.
+    struct EntryDeclaration: Sendable {
+        var storedDefault: PropertyListValue?
+        var constraint: EntryConstraint?
+    }
 
     static let empty = EntryRegistry(names: [], nameSet: [])
 
@@ -41,6 +54,7 @@ struct EntryRegistry: Sendable {
     private static func reflect(_ instance: RVS_PersistentPrefs) -> EntryRegistry {
         var properties: [String: String] = [:]  // entry name → property
         var formerNames: Set<String> = []
+        var declarations: [String: EntryDeclaration] = [:]
         var mirror: Mirror? = Mirror(reflecting: instance)
         while let current = mirror {
             for child in current.children {
@@ -55,11 +69,15 @@ struct EntryRegistry: Sendable {
                 }
                 properties[entry.name] = property
                 formerNames.formUnion(entry.formerNames)
+                declarations[entry.name] = EntryDeclaration(storedDefault: entry.storedDefault, constraint: entry.constraint)
             }
             mirror = current.superclassMirror
         }
         if properties.isEmpty { return .empty }
-        return EntryRegistry(names: properties.keys.sorted(), nameSet: formerNames.union(properties.keys))
+        var registry = EntryRegistry(names: properties.keys.sorted(), nameSet: formerNames.union(properties.keys))
+        registry.constraints = declarations.compactMapValues { $0.constraint?.limitsValues == true ? $0.constraint : nil }
+        registry.declarations = declarations
+        return registry
     }
 }
 

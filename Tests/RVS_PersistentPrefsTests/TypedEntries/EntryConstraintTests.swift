@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+/// Entries that say which values they allow (SPEC §14), over an injected suite.
+final class ConstrainedSettings: RVS_PersistentPrefs {
+    @Entry("port", range: 1...65535, description: "The port the service listens on") var port = 8080
+    @Entry("volume", range: 0.0...1.0) var volume = 0.5
+    @Entry("level", allowed: ["debug", "info", "warning", "error"]) var level = "info"
+    @Entry("appearance", allowed: [TypedAppearance.light, .dark]) var appearance = TypedAppearance.light
+    @Entry("name", description: "Shown in the title bar") var name = "untitled"
+    @Entry("lastOpened") var lastOpened: Date? = nil
+
+    let suite: DefaultsSuite?
+
+    init(suite: DefaultsSuite?, key: String = "settings") {
+        self.suite = suite
+        super.init(key: key)
+    }
+
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
+@Suite("Entries with constraints, and the schema tools read (SPEC §14)")
+struct EntryConstraintTests {
+    let fixture: TypedFixture
+    let settings: ConstrainedSettings
+
+    init() throws {
+        fixture = try TypedFixture()
+        settings = ConstrainedSettings(suite: fixture.suite)
+    }
+
+    /// The entry `lastError` refuses as not allowed, and the file's bytes stayed as they were.
+    private func expectRefused(_ entry: String, bytesBefore: [UInt8]?, _ comment: Comment) {
+        guard case .valueNotAllowed(let refused, let reason)? = settings.lastError else {
+            Issue.record("\(comment): lastError is \(String(describing: settings.lastError))")
+            return
+        }
+        #expect(refused == entry, comment)
+        #expect(!reason.isEmpty, comment)
+        #expect(fileBytes(fixture.path) == bytesBefore, "\(comment): the file changed")
+    }
+
+    @Test("A value outside an entry's range is refused through the property, the subscript, values and modify, writing nothing")
+    func rangeIsEnforcedOnEveryPath() throws {
+        settings.port = 7777
+        #expect(settings.lastError == nil)
+        let before = fileBytes(fixture.path)
+        settings.port = 70000
+        expectRefused("port", bytesBefore: before, "property")
+        settings["port"] = 0
+        expectRefused("port", bytesBefore: before, "subscript")
+        settings.values = ["port": 65536, "level": "info"]
+        expectRefused("port", bytesBefore: before, "values")
+        settings.modify("port") { _ in -1 }
+        expectRefused("port", bytesBefore: before, "untyped modify")
+        settings.modify(\.$port) { $0 += 100_000 }
+        expectRefused("port", bytesBefore: before, "typed modify")
+        settings.volume = 1.5
+        expectRefused("volume", bytesBefore: before, "a real range")
+        settings["port"] = "7777"
+        expectRefused("port", bytesBefore: before, "a string where the range wants a number")
+        #expect(try fixture.stored()["port"] == .integer(7777))
+        settings.port = 65535
+        settings.volume = 0.0
+        #expect(settings.lastError == nil)
+        #expect(try fixture.stored()["port"] == .integer(65535))
+    }
+
+    @Test("A value not among an entry's allowed values is refused on every path; allowed ones are written")
+    func allowedValuesAreEnforced() throws {
+        settings.level = "warning"
+        settings.appearance = .dark
+        #expect(settings.lastError == nil)
+        let before = fileBytes(fixture.path)
+        settings.level = "verbose"
+        expectRefused("level", bytesBefore: before, "property")
+        settings["level"] = "loud"
+        expectRefused("level", bytesBefore: before, "subscript")
+        settings.appearance = .system
+        expectRefused("appearance", bytesBefore: before, "an enum's raw value not allowed")
+        settings.modify(\.$level) { $0 = "trace" }
+        expectRefused("level", bytesBefore: before, "typed modify")
+        #expect(try fixture.stored()["level"] == .string("warning"))
+        // Removing the entry is allowed: it reads as its default.
+        settings["level"] = nil
+        #expect(settings.lastError == nil)
+        #expect(settings.level == "info")
+    }
+
+    @Test("A write of other entries is not refused for a constrained entry it does not set")
+    func otherEntriesAreNotChecked() throws {
+        try fixture.seed(["port": .integer(99999)])  // written by someone else, breaking the range
+        settings.name = "x"
+        #expect(settings.lastError == nil)
+        #expect(try fixture.stored() == ["port": .integer(99999), "name": .string("x")])
+    }
+
+    @Test("The schema lists each entry's type, default, range, allowed values and description, as an XML property list")
+    func schemaDescribesTheEntries() throws {
+        let schema = settings.schema
+        #expect(schema.storageKey == "settings")
+        #expect(schema.entries.map(\.name) == ["appearance", "lastOpened", "level", "name", "port", "volume"])
+        let port = try #require(schema.entries.first { $0.name == "port" })
+        #expect(port.type == "integer" && port.defaultValue == .integer(8080) && port.range == 1...65535)
+        #expect(port.description == "The port the service listens on")
+        let level = try #require(schema.entries.first { $0.name == "level" })
+        #expect(level.allowed == ["debug", "info", "warning", "error"].map(PropertyListValue.string))
+        let lastOpened = try #require(schema.entries.first { $0.name == "lastOpened" })
+        #expect(lastOpened.type == nil && lastOpened.defaultValue == nil)
+
+        let data = try schema.propertyListData()
+        #expect(String(decoding: data, as: UTF8.self).hasPrefix("<?xml"))
+        // Read back by Python's plistlib, as a tool outside the library would.
+        let summary = try python("""
+            import plistlib, sys
+            root = plistlib.loads(sys.stdin.buffer.read())
+            e = root["settings"]
+            print(e["port"]["type"], e["port"]["default"], e["port"]["range"], e["port"]["description"])
+            print(e["volume"]["type"], e["volume"]["range"], e["level"]["allowed"], e["appearance"]["allowed"])
+            print(sorted(e["lastOpened"].keys()), e["name"]["description"])
+            """, input: Array(data))
+        #expect(String(decoding: summary, as: UTF8.self) == """
+            integer 8080 [1, 65535] The port the service listens on
+            real [0, 1] ['debug', 'info', 'warning', 'error'] ['light', 'dark']
+            [] Shown in the title bar
+
+            """)
+    }
+}
