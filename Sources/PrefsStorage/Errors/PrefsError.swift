@@ -27,6 +27,7 @@ import PrefsPropertyList
 /// ### Rejected Writes
 /// - ``incorrectKeys(invalidElements:)``
 /// - ``valuesNotPlistCompatible(invalidElements:)``
+/// - ``valueNotAllowed(entry:reason:)``
 ///
 /// ### Storage That Cannot Be Used or Read
 /// - ``userDefaultsUnavailable(reason:)``

@@ -60,6 +60,10 @@ import Synchronization
 /// - ``modify(_:_:)``
 /// - ``EntryUpdates``
 ///
+/// ### Describing the Collection to Tools
+/// - ``schema``
+/// - ``PrefsSchema``
+///
 /// ### Settings an Administrator Forces
 /// - <doc:Administration>
 /// - ``isForced(_:)``
