@@ -1,9 +1,10 @@
 // `harness settings-bridge`: flat settings, as a settings tool writes them, bridged both ways to the one
 // nested collection an app keeps with RVS_PersistentPrefs.
 //
-// On Apple platforms a Settings.bundle writes each setting as a top-level key of the app's defaults,
-// while an RVS_PersistentPrefs subclass keeps all of them in one dictionary under its storage key. The
-// bridge copies between the two shapes. Here the flat keys and the collection live side by side in the
+// A settings dialog, or an administrator's tool such as `harness defaults write`, writes each setting as
+// a top-level key of the app's domain (one key per setting, as a GSettings schema lays them out), while an
+// RVS_PersistentPrefs subclass keeps all of them in one dictionary under its storage key. The bridge
+// copies between the two shapes. Here the flat keys and the collection live side by side in the
 // application domain, the settings are described by Harness/SettingsSchema.plist, and the schema's
 // defaults go into the registration domain, so that removing a value shows the default again.
 
@@ -13,14 +14,14 @@ import RVS_PersistentPrefs
 
 enum SettingsBridge: Subcommand {
     static let name = "settings-bridge"
-    static let summary = "flat settings (a Settings.bundle-like schema) bridged both ways to a nested collection"
+    static let summary = "flat settings described by a schema, bridged both ways to a nested collection"
 
     static let usage = """
         usage: harness settings-bridge [--directory PATH] [-KEY VALUE ...]
 
-        Shows a settings schema (Harness/SettingsSchema.plist, shaped like a Settings.bundle's Root.plist:
-        each setting's key, title, type and default) bridged both ways to the nested collection an app
-        keeps with RVS_PersistentPrefs:
+        Shows a settings schema (Harness/SettingsSchema.plist: each setting's key, the title a settings
+        dialog shows, the kind of control, which fixes the value's type, and the default) bridged both
+        ways to the nested collection an app keeps with RVS_PersistentPrefs:
           - the schema's defaults go into the registration domain, in memory, never on disk;
           - flat values written by a settings tool (here: harness defaults write) are checked against the
             schema and copied into the collection;
@@ -62,7 +63,7 @@ enum SettingsBridge: Subcommand {
             try DefaultsInspector.execute(arguments, directory: workspace.path)
         }
 
-        explain("The schema, Harness/SettingsSchema.plist, describes \(schema.settings.count) settings the way a Settings.bundle does:")
+        explain("The schema, Harness/SettingsSchema.plist, describes \(schema.settings.count) settings, each with its key, the title a settings dialog shows, what values it takes and its default:")
         let keyWidth = schema.settings.map(\.key.count).max() ?? 0
         let titleWidth = schema.settings.map(\.title.count).max() ?? 0
         for setting in schema.settings {

@@ -1,5 +1,6 @@
-// The settings schema of the `settings-bridge` demo: Harness/SettingsSchema.plist, shaped like the
-// Root.plist of a Settings.bundle.
+// The settings schema of the `settings-bridge` demo: Harness/SettingsSchema.plist, what a settings dialog
+// needs to show each setting. Its property-list format is the one of Apple's settings schemas
+// (PreferenceSpecifiers, PS…Specifier types), so a program ported from Apple platforms can keep its own.
 
 import Foundation
 import RVS_PersistentPrefs

@@ -52,7 +52,7 @@ enum Tour: Subcommand {
         } else {
             explain("The files are still in \(workspace.path): look at them with `harness defaults --directory \(shellQuoted(workspace.path)) read`.")
         }
-        explain("Each demo also runs on its own: `harness settings-bridge`, `harness bindings` (a prompt you can type at), `harness share` (or `--role phone` and `--role watch` in two terminals) and `harness defaults`. `harness --help` lists them.")
+        explain("Each demo also runs on its own: `harness settings-bridge`, `harness bindings` (a prompt you can type at), `harness share` (or `--role app` and `--role helper` in two terminals) and `harness defaults`. `harness --help` lists them.")
     }
 
     /// The defaults part: the inspector at work on the files the other demos left.

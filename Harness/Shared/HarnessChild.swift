@@ -1,4 +1,4 @@
-// This same executable run as a child process, spoken to line by line over pipes (the watch of the
+// This same executable run as a child process, spoken to line by line over pipes (the helper of the
 // `share` demo, the writer of the bench's `external-change` case).
 
 import Foundation

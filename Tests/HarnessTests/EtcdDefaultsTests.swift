@@ -94,27 +94,27 @@ struct EtcdDefaultsTests {
     }
 }
 
-@Suite("harness share --etcd: the phone and the watch share the suite through a real etcd cluster",
+@Suite("harness share --etcd: the app and the helper share the suite through a real etcd cluster",
        .enabled(if: EtcdCluster.isAvailable, "needs etcd"))
 struct EtcdShareTests {
     let sandbox = HarnessSandbox()
 
-    @Test("Two processes, each given another member first, exchange their messages through etcd and the phone's observer hears the answer")
+    @Test("Two processes, each given another member first, exchange their messages through etcd and the app's observer hears the answer")
     func shareThroughEtcd() throws {
         let cluster = try EtcdCluster(size: 3)
         let urls = cluster.endpoints.map(\.absoluteString)
-        // The phone's own member first; its child, the watch, is handed the same list.
+        // The app's own member first; its child, the helper, is handed the same list.
         let run = try sandbox.run(["share", "--directory", sandbox.path, "--etcd", urls.joined(separator: ",")])
         #expect(run.status == 0, "\(run.errors)")
-        #expect(run.output.contains("watch: sees phoneSays = \"Hello from the phone\""), "\(run.output)")
-        #expect(run.output.contains("phone:   its observer: watchSays: (nothing) → \"Hello back from the watch\""), "\(run.output)")
+        #expect(run.output.contains("helper: sees appSays = \"Hello from the app\""), "\(run.output)")
+        #expect(run.output.contains("app:   its observer: helperSays: (nothing) → \"Hello back from the helper\""), "\(run.output)")
         // What they exchanged is the etcd domain, read through another member; no group-suite file was made.
         let domain = try EtcdDomainStorage(endpoints: Array(cluster.endpoints.reversed()), name: "group.com.example.harness")
         guard case .dictionary(let conversation)? = try domain.snapshot().contents["Conversation"] else {
             Issue.record("no Conversation collection in etcd")
             return
         }
-        #expect(conversation["watchSays"] == .string("Hello back from the watch"))
+        #expect(conversation["helperSays"] == .string("Hello back from the helper"))
         #expect(!sandbox.files().keys.contains { $0.hasSuffix(".plist") })
     }
 }

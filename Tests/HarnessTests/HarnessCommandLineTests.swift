@@ -40,7 +40,7 @@ struct HarnessCommandLineTests {
         ["bindings", "extra"],
         ["settings-bridge", "extra"],
         ["share", "--role", "tablet"],
-        ["share", "--timeout", "soon", "--role", "watch"],
+        ["share", "--timeout", "soon", "--role", "helper"],
         ["defaults", "frobnicate"],
         ["completion", "fish"],
         ["completion"],

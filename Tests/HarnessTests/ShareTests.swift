@@ -5,7 +5,7 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
-@Suite("harness share, a phone and a watch sharing one group suite")
+@Suite("harness share, an app and its helper sharing one group suite")
 struct HarnessShareTests {
     let sandbox = HarnessSandbox()
 
@@ -13,50 +13,60 @@ struct HarnessShareTests {
         try #require(try sandbox.domain("group.com.example.harness", in: "GroupContainer")["Conversation"]?.dictionaryValue)
     }
 
-    @Test("harness share starts the watch as a second process; values go both ways through the group suite")
-    func phoneStartsWatch() throws {
+    @Test("harness share starts the helper as a second process; values go both ways through the group suite")
+    func appStartsHelper() throws {
         let run = try sandbox.run(["share", "--directory", sandbox.path])
         #expect(run.status == 0, "standard error: \(run.errors)")
-        let phoneTurn = try #require(try conversation()["phoneTurn"])
-        guard case .integer(let turn) = phoneTurn else { Issue.record("phoneTurn is \(phoneTurn)"); return }
-        // The watch is another process: the phone's turn number is its own process ID, and the watch says so.
-        #expect(run.lines.contains("watch: sees phoneSays = \"Hello from the phone\" (turn \(turn))"))
-        #expect(run.lines.contains { $0.hasPrefix("phone: sees watchSays = \"Hello back from the watch\"") })
-        let watchLine = try #require(run.lines.firstIndex { $0.hasPrefix("watch: sees") })
-        let phoneLine = try #require(run.lines.firstIndex { $0.hasPrefix("phone: sees") })
-        #expect(watchLine < phoneLine)
+        let appTurn = try #require(try conversation()["appTurn"])
+        guard case .integer(let turn) = appTurn else { Issue.record("appTurn is \(appTurn)"); return }
+        // The helper is another process: the app's turn number is its own process ID, and the helper says so.
+        #expect(run.lines.contains("helper: sees appSays = \"Hello from the app\" (turn \(turn))"))
+        #expect(run.lines.contains { $0.hasPrefix("app: sees helperSays = \"Hello back from the helper\"") })
+        let helperLine = try #require(run.lines.firstIndex { $0.hasPrefix("helper: sees") })
+        let appLine = try #require(run.lines.firstIndex { $0.hasPrefix("app: sees") })
+        #expect(helperLine < appLine)
         #expect(try conversation() == [
-            "phoneSays": .string("Hello from the phone"), "phoneTurn": .integer(turn),
-            "watchSays": .string("Hello back from the watch"), "watchAnswered": .integer(turn),
+            "appSays": .string("Hello from the app"), "appTurn": .integer(turn),
+            "helperSays": .string("Hello back from the helper"), "helperAnswered": .integer(turn),
         ])
     }
 
-    @Test("--role watch and --role phone, started as two separate processes, find each other through the suite")
+    @Test("--role helper and --role app, started as two separate processes, find each other through the suite")
     func twoTerminals() throws {
-        let watch = try ChildProcess("harness", ["share", "--role", "watch", "--directory", sandbox.path, "--timeout", "30"], environment: sandbox.environment)
-        // The watch says it is waiting before it starts checking the suite.
-        #expect(watch.readLine()?.hasPrefix("watch: waiting up to 30 seconds for the phone") == true)
-        let phone = try sandbox.run(["share", "--role", "phone", "--directory", sandbox.path, "--timeout", "30"])
-        #expect(phone.status == 0, "phone: \(phone.errors)")
-        let watchOutput = watch.readAllOutput()
-        #expect(watch.wait() == 0, "watch: \(watch.readErrors())")
-        #expect(watchOutput.contains("watch: sees phoneSays = \"Hello from the phone\""))
-        #expect(phone.lines.contains { $0.hasPrefix("phone: sees watchSays = \"Hello back from the watch\"") })
+        let helper = try ChildProcess("harness", ["share", "--role", "helper", "--directory", sandbox.path, "--timeout", "30"], environment: sandbox.environment)
+        // The helper says it is waiting before it starts checking the suite.
+        #expect(helper.readLine()?.hasPrefix("helper: waiting up to 30 seconds for the app") == true)
+        let app = try sandbox.run(["share", "--role", "app", "--directory", sandbox.path, "--timeout", "30"])
+        #expect(app.status == 0, "app: \(app.errors)")
+        let helperOutput = helper.readAllOutput()
+        #expect(helper.wait() == 0, "helper: \(helper.readErrors())")
+        #expect(helperOutput.contains("helper: sees appSays = \"Hello from the app\""))
+        #expect(app.lines.contains { $0.hasPrefix("app: sees helperSays = \"Hello back from the helper\"") })
         let conversation = try conversation()
-        #expect(conversation["watchAnswered"] == conversation["phoneTurn"])
+        #expect(conversation["helperAnswered"] == conversation["appTurn"])
     }
 
     @Test("A side run alone gives up after --timeout with one clear line and a non-zero exit")
     func aloneTimesOut() throws {
-        let watch = try sandbox.run(["share", "--role", "watch", "--directory", sandbox.path, "--timeout", "0.2"])
-        #expect(watch.status == 1)
-        #expect(watch.errorLines.count == 1)
-        #expect(watch.errorLines.first?.hasPrefix("harness share: no message from the phone within 0.2 seconds") == true)
+        let helper = try sandbox.run(["share", "--role", "helper", "--directory", sandbox.path, "--timeout", "0.2"])
+        #expect(helper.status == 1)
+        #expect(helper.errorLines.count == 1)
+        #expect(helper.errorLines.first?.hasPrefix("harness share: no message from the app within 0.2 seconds") == true)
 
-        let phone = try sandbox.run(["share", "--role", "phone", "--directory", sandbox.path, "--timeout", "0.2"])
-        #expect(phone.status == 1)
-        #expect(phone.errorLines.first?.hasPrefix("harness share: no answer from the watch within 0.2 seconds") == true)
-        // The phone took its unanswered message back, so that a watch started later does not answer it.
-        #expect(try conversation()["phoneTurn"] == nil)
+        let app = try sandbox.run(["share", "--role", "app", "--directory", sandbox.path, "--timeout", "0.2"])
+        #expect(app.status == 1)
+        #expect(app.errorLines.first?.hasPrefix("harness share: no answer from the helper within 0.2 seconds") == true)
+        // The app took its unanswered message back, so that a helper started later does not answer it.
+        #expect(try conversation()["appTurn"] == nil)
+    }
+
+    @Test("--role phone and --role watch, the names of earlier versions, still run the app and the helper")
+    func earlierRoleNamesAreAccepted() throws {
+        let helper = try sandbox.run(["share", "--role", "watch", "--directory", sandbox.path, "--timeout", "0.2"])
+        #expect(helper.status == 1, "\(helper.errors)")
+        #expect(helper.errorLines.first?.hasPrefix("harness share: no message from the app within 0.2 seconds") == true)
+        let app = try sandbox.run(["share", "--role", "phone", "--directory", sandbox.path, "--timeout", "0.2"])
+        #expect(app.status == 1, "\(app.errors)")
+        #expect(app.errorLines.first?.hasPrefix("harness share: no answer from the helper within 0.2 seconds") == true)
     }
 }

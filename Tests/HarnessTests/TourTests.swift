@@ -17,9 +17,13 @@ struct HarnessTourTests {
         for section in ["1. harness settings-bridge", "2. harness bindings", "3. harness share", "4. harness defaults"] {
             #expect(run.lines.contains { $0.hasPrefix(section) }, "missing section \(section)")
         }
-        // The watch really ran as a second process, and its lines came back through the pipe.
-        #expect(run.lines.contains { $0.hasPrefix("watch: sees phoneSays = \"Hello from the phone\"") })
-        #expect(run.lines.contains { $0.hasPrefix("phone: sees watchSays = \"Hello back from the watch\"") })
+        // The helper really ran as a second process, and its lines came back through the pipe.
+        #expect(run.lines.contains { $0.hasPrefix("helper: sees appSays = \"Hello from the app\"") })
+        #expect(run.lines.contains { $0.hasPrefix("app: sees helperSays = \"Hello back from the helper\"") })
+        // It speaks of Linux programs, not of Apple devices and bundles.
+        for word in ["phone", "Settings.bundle", "watchOS", "iOS"] {
+            #expect(!run.output.contains(word), "the tour mentions \(word)")
+        }
         // Its work directory was private and temporary: made under TMPDIR, gone afterwards; the user's
         // preferences directory was never touched.
         #expect(run.output.contains(sandbox.temporary.path + "/rvs-harness-"))
@@ -38,8 +42,8 @@ struct HarnessTourTests {
         #expect(application["AppSettings"] == nil)
         #expect(try sandbox.domain(".GlobalPreferences")["AppleLanguages"] == .array([.string("en"), .string("fr")]))
         let conversation = try #require(try sandbox.domain("group.com.example.harness", in: "GroupContainer")["Conversation"]?.dictionaryValue)
-        #expect(conversation["watchAnswered"] != nil)
-        #expect(conversation["watchAnswered"] == conversation["phoneTurn"])
+        #expect(conversation["helperAnswered"] != nil)
+        #expect(conversation["helperAnswered"] == conversation["appTurn"])
         #expect(sandbox.fallback.contents().isEmpty)
         #expect(sandbox.temporary.contents().isEmpty)
     }
