@@ -102,7 +102,7 @@ struct HarnessDefaultsSafetyTests {
 
     // A device node of its own, never /dev/null itself: a regressed export run as root would replace
     // the real one. Making a device node needs root.
-    @Test("export refuses to replace a device node", .enabled(if: geteuid() == 0))
+    @Test("export refuses to replace a device node", .enabled(if: geteuid() == 0, "needs root, to make a device node of its own"))
     func exportRefusesDevice() throws {
         try succeed("write", "app", "key", "value")
         let place = TemporaryDirectory()

@@ -188,7 +188,7 @@ struct HarnessDefaultsToolTests {
         return output.split(separator: "\n").map(String.init)
     }
 
-    @Test("harness completion zsh offers verbs, a verb's options and domain names", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh")))
+    @Test("harness completion zsh offers verbs, a verb's options and domain names", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "zsh is not installed: apt-get install zsh to run it"))
     func zshCompletion() throws {
         try succeed("write", "com.example.a", "k", "v")
         #expect(try zshCandidates(["harness", "defaults", ""]).starts(with: Self.verbs))
