@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks the documentation (issue 6), as CI runs it from `.ci/run`:
 #
-#   1. builds the library with its symbol graphs, and checks that every public symbol the library declares
-#      has a doc comment;
-#   2. converts Documentation.docc with the toolchain's `docc convert --warnings-as-errors`, so that a broken
-#      symbol link or a malformed page fails, and checks that the landing page curates every article;
-#   3. compiles every ```swift block of the catalog and of README.md against the built library, in the Swift 6
+#   1. builds the two library products with their symbol graphs, and checks that every public symbol they
+#      declare has a doc comment;
+#   2. converts Documentation.docc (RVS_PersistentPrefs) and Sources/PrefsEtcd/PrefsEtcd.docc (PrefsEtcd) with
+#      the toolchain's `docc convert --warnings-as-errors`, so that a broken symbol link or a malformed page
+#      fails, checks that every public symbol is curated and that each landing page curates every article,
+#      and merges the two archives into one (`docc merge`);
+#   3. compiles every ```swift block of both catalogs and of README.md against the built library, in the Swift 6
 #      language mode with warnings as errors (SIL diagnostics included, so data-race checks apply);
 #   4. checks that the README's Quick start is identical to the first part of
 #      Tests/ConsumerPackage/Sources/QuickStart/main.swift (everything before `// ---- End of the Quick start.`),
@@ -28,7 +30,7 @@
 # Usage: Scripts/check-docs.sh [--scratch DIR] [--output DIR]
 #   --scratch DIR  build and work in DIR, kept afterwards, so that a rerun is incremental (default: a fresh
 #                  temporary directory, removed at exit)
-#   --output DIR   also keep the converted documentation archive in DIR
+#   --output DIR   also keep the combined documentation archive (both modules) in DIR
 # Needs the Swift toolchain (swift, swiftc, docc) and python3; no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +57,7 @@ command -v python3 >/dev/null || { echo "check-docs: python3 is needed" >&2; exi
 command -v docc >/dev/null || { echo "check-docs: the toolchain's docc is not on PATH" >&2; exit 1; }
 
 catalog=Documentation.docc
+etcd_catalog=Sources/PrefsEtcd/PrefsEtcd.docc
 module=RVS_PersistentPrefs
 reexported=PrefsStorage,PrefsPropertyList
 build="$scratch/build"
@@ -96,7 +99,7 @@ if [ ! -f "$symbols/$module.symbols.json" ]; then
     echo "check-docs: no symbol graph was extracted (see the output above)" >&2
     exit 1
 fi
-# PrefsEtcd's symbols get the same doc-comment check, from a graph of their own (the catalog documents one module).
+# PrefsEtcd's symbols get the same doc-comment check, from a graph of their own, which its own catalog documents.
 etcd_symbols="$scratch/symbol-graphs-PrefsEtcd"
 rm -rf "$etcd_symbols"
 mkdir -p "$etcd_symbols"
@@ -140,31 +143,59 @@ PY
 done
 
 # ── 2. DocC ──────────────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 2/7: docc convert $catalog --warnings-as-errors"
-archive=${output:-"$scratch/$module.doccarchive"}
-rm -rf "$archive"
-docc_log="$scratch/docc.log"
-if ! docc convert "$catalog" \
-        --additional-symbol-graph-dir "$symbols" \
-        --warnings-as-errors \
-        --output-dir "$archive" \
-        --fallback-display-name "$module" \
-        --fallback-bundle-identifier com.riftvalleysoftware.RVS_PersistentPrefs \
-        >"$docc_log" 2>&1; then
-    cat "$docc_log" >&2
-    echo "check-docs: docc convert failed" >&2
+# Two catalogs, one per library product: Documentation.docc for RVS_PersistentPrefs (with the layers it
+# re-exports), and Sources/PrefsEtcd/PrefsEtcd.docc for PrefsEtcd. The first is converted with its link metadata
+# (--enable-experimental-external-link-support), so that the second, converted with it as a --dependency, links
+# to its symbols with absolute links (``/RVS_PersistentPrefs/PrefsError``). `docc merge` then combines the two
+# into the one archive a reader browses.
+echo "-- docs 2/7: docc convert $catalog and $etcd_catalog --warnings-as-errors, docc merge"
+archive="$scratch/$module.doccarchive"
+etcd_archive="$scratch/PrefsEtcd.doccarchive"
+combined="$scratch/combined.doccarchive"
+rm -rf "$archive" "$etcd_archive" "$combined"
+# convert NAME CATALOG SYMBOLS ARCHIVE BUNDLE-ID [docc options]: converts one catalog, failing on any diagnostic.
+convert() {
+    local name=$1 source=$2 graphs=$3 destination=$4 identifier=$5
+    shift 5
+    local log="$scratch/docc-$name.log"
+    if ! docc convert "$source" \
+            --additional-symbol-graph-dir "$graphs" \
+            --warnings-as-errors \
+            --output-dir "$destination" \
+            --fallback-display-name "$name" \
+            --fallback-bundle-identifier "$identifier" \
+            "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "check-docs: docc convert $source failed" >&2
+        exit 1
+    fi
+    # Some docc versions print a diagnostic and still exit 0: any warning or error fails the check.
+    if grep -Eiq '(^|[[:space:]])(warning|error):' "$log"; then
+        cat "$log" >&2
+        echo "check-docs: docc convert $source reported diagnostics" >&2
+        exit 1
+    fi
+    echo "   $source converted with no warnings: $(find "$destination/data/documentation" -name '*.json' | wc -l) pages"
+}
+convert "$module" "$catalog" "$symbols" "$archive" com.riftvalleysoftware.RVS_PersistentPrefs \
+    --enable-experimental-external-link-support
+convert PrefsEtcd "$etcd_catalog" "$etcd_symbols" "$etcd_archive" com.riftvalleysoftware.PrefsEtcd \
+    --dependency "$archive" --enable-experimental-external-link-support
+if ! docc merge "$archive" "$etcd_archive" --output-path "$combined" \
+        --synthesized-landing-page-name "$module" >"$scratch/docc-merge.log" 2>&1 \
+        || grep -Eiq '(^|[[:space:]])(warning|error):' "$scratch/docc-merge.log"; then
+    cat "$scratch/docc-merge.log" >&2
+    echo "check-docs: docc merge failed" >&2
     exit 1
 fi
-# Some docc versions print a diagnostic and still exit 0: any warning or error fails the check.
-if grep -Eiq '(^|[[:space:]])(warning|error):' "$docc_log"; then
-    cat "$docc_log" >&2
-    echo "check-docs: docc convert reported diagnostics" >&2
-    exit 1
+if [ -n "$output" ]; then
+    rm -rf "$output"
+    cp -R "$combined" "$output"
 fi
-pages=$(find "$archive/data/documentation" -name '*.json' | wc -l)
-echo "   converted with no warnings: $pages pages -> $archive"
+echo "   merged: both modules in one archive -> ${output:-$combined}"
 
-python3 - "$archive" <<'PY'
+for converted in "$archive" "$etcd_archive"; do
+python3 - "$converted" <<'PY'
 # Every public symbol must be curated: listed in a topic group that a person wrote (with a sentence on when
 # to reach for it), never only in a group DocC generates. Generated groups of conformances ("Default
 # Implementations") and the pages under them list what the standard library provides, and are allowed.
@@ -181,13 +212,16 @@ for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)
         if section.get("generated") and section.get("title") != "Default Implementations":
             for identifier in section.get("identifiers", []):
                 uncurated.append(f"{identifier.split('documentation/', 1)[-1]} (in a generated '{section.get('title')}' group of {relative[:-5]})")
-print("   every public symbol curated in a written topic group: " + ("yes" if not uncurated else f"NO, {len(uncurated)} not"))
+print(f"   every public symbol of {os.path.basename(archive)} curated in a written topic group: " + ("yes" if not uncurated else f"NO, {len(uncurated)} not"))
 for entry in uncurated:
     print(f"   not curated: {entry}")
 sys.exit(1 if uncurated else 0)
 PY
+done
 
-python3 - "$catalog" "$module" <<'PY'
+for pair in "$catalog $module" "$etcd_catalog PrefsEtcd"; do
+# shellcheck disable=SC2086
+python3 - $pair <<'PY'
 # Every article of the catalog must be curated from the landing page, so that none is orphaned.
 import os, re, sys
 catalog, module = sys.argv[1], sys.argv[2]
@@ -197,19 +231,20 @@ articles = sorted(name[:-3] for folder, _, names in os.walk(catalog) for name in
                   and not open(os.path.join(folder, name)).read().lstrip().startswith("# ``"))
 curated = set(re.findall(r"<doc:([A-Za-z0-9_-]+)>", landing))
 orphans = [name for name in articles if name not in curated]
-print(f"   {len(articles)} articles, all curated from the landing page: " + ("yes" if not orphans else "NO"))
+print(f"   {len(articles)} articles in {catalog}, all curated from the landing page: " + ("yes" if not orphans else "NO"))
 for name in orphans:
     print(f"   not curated from {module}.md: <doc:{name}>")
 sys.exit(1 if orphans else 0)
 PY
+done
 
 # ── 3. Snippets ──────────────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 3/7: compiling the Swift snippets of $catalog and README.md (Swift 6, warnings as errors)"
+echo "-- docs 3/7: compiling the Swift snippets of $catalog, $etcd_catalog and README.md (Swift 6, warnings as errors)"
 units="$scratch/snippets"
 rm -rf "$units"
 mkdir -p "$units"
 markdown_files=()
-while IFS= read -r file; do markdown_files+=("$file"); done < <(find "$catalog" -name '*.md' | LC_ALL=C sort)
+while IFS= read -r file; do markdown_files+=("$file"); done < <(find "$catalog" "$etcd_catalog" -name '*.md' | LC_ALL=C sort)
 python3 - "$units" README.md "${markdown_files[@]}" >"$units/list" <<'PY'
 # Writes one main.swift-style file per compilation unit, with #sourceLocation so that diagnostics point at the
 # Markdown lines, and prints "UNIT<TAB>FILE<TAB>BLOCKS<TAB>FIRST LINE" per unit for the shell to compile.

@@ -21,11 +21,11 @@ extension EtcdDomainStorage {
     /// have been, before trying again.
     ///
     /// Nothing is written when `transform` throws or leaves the contents as they were. With
-    /// ``RepairPolicy/moveUnreadableAside``, an unreadable value is first copied to the key
+    /// ``/RVS_PersistentPrefs/RepairPolicy/moveUnreadableAside``, an unreadable value is first copied to the key
     /// `<key>.unreadable-<seconds>` in the same transaction.
     /// - Returns: The snapshot after the change.
-    /// - Throws: ``PrefsError/domainTooLarge(path:size:limit:)`` when the request would exceed ``requestLimit``;
-    ///   ``PrefsError/storageUnreachable(location:reason:)`` when no quorum answered within ``timeout``; the
+    /// - Throws: ``/RVS_PersistentPrefs/PrefsError/domainTooLarge(path:size:limit:)`` when the request would exceed ``requestLimit``;
+    ///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)`` when no quorum answered within ``timeout``; the
     ///   read errors of ``snapshot()`` (unless `policy` repairs them); what `transform` throws. The domain is
     ///   then unchanged.
     @discardableResult

@@ -4,7 +4,7 @@ import PrefsStorage
 import Synchronization
 
 /// A defaults domain kept in an etcd v3 cluster (3.4 or later), shared by every process on every machine that
-/// uses the same key: the persistent domain of a ``DefaultsSuite`` across machines.
+/// uses the same key: the persistent domain of a ``/RVS_PersistentPrefs/DefaultsSuite`` across machines.
 ///
 /// ```swift
 /// let domain = try EtcdDomainStorage(endpoints: [URL(string: "http://10.0.0.1:2379")!,
@@ -25,7 +25,7 @@ import Synchronization
 /// - **Changes made elsewhere** are told through an etcd watch (``watchChanges(_:)``), which resumes from the
 ///   last revision seen after a member fails.
 /// - **Failures:** the endpoints are tried in turn; without a quorum an operation fails within ``timeout`` with
-///   ``PrefsError/storageUnreachable(location:reason:)``, having changed nothing, and the next one after the
+///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)``, having changed nothing, and the next one after the
 ///   quorum returns succeeds.
 ///
 /// ## Topics
@@ -61,9 +61,9 @@ public final class EtcdDomainStorage: DomainStorage {
     /// Where reads come from.
     public let readMode: ReadMode
     /// The cluster's request limit in bytes (etcd's `--max-request-bytes`): a write whose request would be larger
-    /// is refused as ``PrefsError/domainTooLarge(path:size:limit:)``.
+    /// is refused as ``/RVS_PersistentPrefs/PrefsError/domainTooLarge(path:size:limit:)``.
     public let requestLimit: Int
-    /// `etcd key <key> at <endpoints>`, for messages; it also identifies the domain for ``DefaultsSuite/shared(persistentDomain:globalDomain:)``.
+    /// `etcd key <key> at <endpoints>`, for messages; it also identifies the domain for ``/RVS_PersistentPrefs/DefaultsSuite/shared(persistentDomain:globalDomain:)``.
     public let location: String
 
     let client: EtcdClient
@@ -105,7 +105,7 @@ public final class EtcdDomainStorage: DomainStorage {
     ///     system's trust store.
     ///   - readMode: ``ReadMode/linearizable`` (every read asks the cluster) or ``ReadMode/watched``.
     ///   - requestLimit: The cluster's `--max-request-bytes` (etcd's default is 1.5 MiB).
-    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when an endpoint, the name or the CA file cannot
+    /// - Throws: ``/RVS_PersistentPrefs/PrefsError/userDefaultsUnavailable(reason:)`` when an endpoint, the name or the CA file cannot
     ///   be used.
     public init(endpoints: [URL], name: String, prefix: String = "/RVS_PersistentPrefs/",
                 timeout: Duration = .seconds(5), credentials: EtcdCredentials? = nil, caFile: String? = nil,
@@ -158,8 +158,8 @@ public final class EtcdDomainStorage: DomainStorage {
     /// Reads the domain: in ``ReadMode/linearizable`` mode, one transaction that compares the key's revision
     /// with the one last seen and returns the value only when it changed; the parse is cached by revision, so an
     /// unchanged domain returns the same snapshot object.
-    /// - Throws: ``PrefsError/storageUnreachable(location:reason:)`` when no member answered with a quorum's
-    ///   agreement within ``timeout``; ``PrefsError/domainUnreadable(path:reason:)`` when the value is not a
+    /// - Throws: ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)`` when no member answered with a quorum's
+    ///   agreement within ``timeout``; ``/RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)`` when the value is not a
     ///   property list whose root is a dictionary.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
         // The read that tells observers of a change a watch reported (see `ChangeDeliveryRead`): the watch
