@@ -198,20 +198,33 @@ for converted in "$archive" "$etcd_archive"; do
 python3 - "$converted" <<'PY'
 # Every public symbol must be curated: listed in a topic group that a person wrote (with a sentence on when
 # to reach for it), never only in a group DocC generates. Generated groups of conformances ("Default
-# Implementations") and the pages under them list what the standard library provides, and are allowed.
+# Implementations", and the "… Implementations" pages under them) may list what the standard library provides;
+# a method the package's own protocol extensions give a type (the typed-entry API that `RVS_PersistentPrefs`
+# gets from `PrefsObserving`) must also be in a written group, where a reader of the type looks.
 import glob, json, os, sys
 archive = sys.argv[1]
 root = os.path.join(archive, "data", "documentation")
-uncurated = []
+own_modules = [f"s:{len(name)}{name}" for name in ("RVS_PersistentPrefs", "PrefsStorage", "PrefsPropertyList", "PrefsEtcd")]
+uncurated, written, inherited = [], set(), {}
 for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
     relative = os.path.relpath(path, root)
-    if "-implementations" in relative:
-        continue
     page = json.load(open(path))
     for section in page.get("topicSections", []):
-        if section.get("generated") and section.get("title") != "Default Implementations":
+        if not section.get("generated"):
+            written.update(section.get("identifiers", []))
+        elif "-implementations" in relative:
+            for identifier in section.get("identifiers", []):
+                inherited[identifier] = relative[:-5]
+        elif section.get("title") != "Default Implementations":
             for identifier in section.get("identifiers", []):
                 uncurated.append(f"{identifier.split('documentation/', 1)[-1]} (in a generated '{section.get('title')}' group of {relative[:-5]})")
+for identifier, where in sorted(inherited.items()):
+    if identifier in written:
+        continue
+    target = os.path.join(root, identifier.split("/documentation/", 1)[-1].lower() + ".json")
+    external = json.load(open(target)).get("metadata", {}).get("externalID", "") if os.path.exists(target) else ""
+    if any(external.startswith(prefix) for prefix in own_modules):
+        uncurated.append(f"{identifier.split('documentation/', 1)[-1]} (only in the generated {where})")
 print(f"   every public symbol of {os.path.basename(archive)} curated in a written topic group: " + ("yes" if not uncurated else f"NO, {len(uncurated)} not"))
 for entry in uncurated:
     print(f"   not curated: {entry}")

@@ -48,6 +48,7 @@ import Synchronization
 /// - ``values``
 /// - ``subscript(_:)``
 /// - ``count``
+/// - ``modify(_:_:)-(String,_)``
 ///
 /// ### Versioned Collections
 /// - <doc:SchemaEvolution>
@@ -57,7 +58,11 @@ import Synchronization
 /// ### Typed Entries
 /// - <doc:TypedEntries>
 /// - ``Entry``
-/// - ``modify(_:_:)``
+/// - ``value(of:)``
+/// - ``updates(of:initial:)``
+/// - ``modify(_:_:)-(KeyPath<Self,RVS_PersistentPrefs.Entry<Value>>,_)``
+/// - ``reset(_:)``
+/// - ``isDefaultValue(_:)``
 /// - ``EntryUpdates``
 ///
 /// ### Describing the Collection to Tools
