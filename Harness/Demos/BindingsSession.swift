@@ -11,7 +11,8 @@ final class BindingsPreferences: RVS_PersistentPrefs {
     @Entry("userName") var userName = "Anonymous"
     @Entry("launchCount") var launchCount = 0
     @Entry("darkMode") var darkMode = false
-    @Entry("volume") var volume = 0.5
+    /// Constrained (SPEC §14): a write outside 0…1 is refused, and the range is in the class's schema.
+    @Entry("volume", range: 0.0...1.0, description: "Playback volume, from 0 (silent) to 1 (full)") var volume = 0.5
 }
 
 /// One prompt session: the preferences, their observer, and the commands.

@@ -40,6 +40,14 @@ struct HarnessBindingsTests {
         #expect(try sandbox.domain("com.example.harness") == ["Bindings": .dictionary(["volume": .real(0.25)])])
     }
 
+    @Test("The constrained volume refuses a value outside 0 to 1, naming the range, and writes nothing")
+    func constrainedVolumeRefusesOutOfRange() throws {
+        let run = try sandbox.run(["bindings", "--directory", sandbox.path], input: "set volume 0.25\nset volume 2\n")
+        #expect(run.status == 0)
+        #expect(run.lines.contains("  lastError: Rejected write: the value of the entry 'volume' is not allowed: it must be from 0.0 to 1.0; nothing was written"))
+        #expect(try sandbox.domain("com.example.harness") == ["Bindings": .dictionary(["volume": .real(0.25)])])
+    }
+
     @Test("Without a terminal there is no prompt; show prints the typed properties; quit ends the session")
     func showAndQuit() throws {
         let run = try sandbox.run(["bindings", "--directory", sandbox.path], input: "set darkMode on\nshow\nquit\nset userName Never\n")

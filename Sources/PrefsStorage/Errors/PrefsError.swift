@@ -185,7 +185,7 @@ public enum PrefsError: Error, CustomStringConvertible {
         case .valuesNotPlistCompatible(let names):
             return "Rejected write: values that are not property-list values under: \(names.joined(separator: ", "))"
         case .valueNotAllowed(let entry, let reason):
-            return "Rejected write: the value of the entry '\(entry)' is not allowed: \(reason); nothing was written"
+            return "Rejected write: the value of the entry '\(entry)' is not allowed: \(reason)"
         case .userDefaultsUnavailable(let reason):
             return "Defaults domain unavailable: \(reason)"
         case .invalidStoredValue(let key):
