@@ -3,7 +3,8 @@ import TestSupport
 
 /// A TCP proxy in front of one etcd member that loses the connection around the first write (a transaction
 /// that puts), as a member dying mid-request does: either after forwarding the request and receiving etcd's
-/// answer (the write was applied, the client never hears so), or before forwarding it (nothing was applied).
+/// answer (the write was applied, the client never hears so), or before forwarding it (nothing was applied);
+/// and, when asked, it then stops listening, as the member dying with the answer does.
 /// Everything else passes through. A python3 child process, stopped by process id when released.
 package final class LossyProxy: Sendable {
     package enum Loss: String, Sendable {
@@ -11,6 +12,9 @@ package final class LossyProxy: Sendable {
         case answerOfFirstWrite = "answer"
         /// The connection is closed after the client sent the write, which never reaches etcd.
         case firstWrite = "request"
+        /// As ``answerOfFirstWrite``, and the proxy then stops listening, as a member that died with the answer
+        /// does: a client that knows no other member cannot learn whether its write was applied.
+        case answerOfFirstWriteThenGone = "answer-then-gone"
     }
 
     private let child: ChildProcess
@@ -80,14 +84,20 @@ def serve(conn):
             if not data: break
             answer += data
         up.close()
-        if lose: break
+        if lose:
+            if mode == "answer-then-gone":
+                listener.shutdown(socket.SHUT_RDWR)
+            break
         conn.sendall(answer)
         break
     conn.close()
 
 def accept():
     while True:
-        conn, _ = listener.accept()
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
         threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
 threading.Thread(target=accept, daemon=True).start()

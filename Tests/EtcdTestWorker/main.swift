@@ -5,6 +5,11 @@
 //   EtcdTestWorker increment ENDPOINTS NAME STORAGE_KEY COUNT
 //       COUNT atomic increments of the entry `count` through the base class's `modify`; prints "progress N" after
 //       every 25th and "ok" at the end.
+//   EtcdTestWorker tally-increments ENDPOINTS NAME STORAGE_KEY TIMEOUT_SECONDS
+//       modify increments of the entry `count` (with that timeout) until standard input says "stop" or ends;
+//       prints "ack N" after every 20th acknowledged increment, "failed unknown" or "failed unchanged" for each
+//       failure (outcomeUnknown, or any other error: nothing was changed), and at the end
+//       "tally ACKNOWLEDGED UNKNOWN UNCHANGED", then the first message of each kind of failure.
 //   EtcdTestWorker write-entries ENDPOINTS NAME STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT subscript writes of entries wWORKER-0 … wWORKER-(COUNT-1) = index; prints "ok".
 //   EtcdTestWorker watch ENDPOINTS NAME STORAGE_KEY FINAL
@@ -18,6 +23,7 @@
 import Foundation
 import PrefsEtcd
 import RVS_PersistentPrefs
+import Synchronization
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -69,6 +75,43 @@ case "increment":
         if (round + 1) % 25 == 0 && round + 1 < count { say("progress \(round + 1)") }
     }
     say("ok")
+
+case "tally-increments":
+    guard arguments.count == 6, let seconds = Double(arguments[5]) else { fail("tally-increments needs TIMEOUT_SECONDS") }
+    WorkerPreferences.allowed = ["count"]
+    do {
+        let domain = try EtcdDomainStorage(endpoints: endpoints, name: domainName, timeout: .milliseconds(Int(seconds * 1000)))
+        WorkerPreferences.suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+    } catch {
+        fail("\(error)")
+    }
+    let stopped = Atomic<Bool>(false)
+    let reader = Thread {
+        while let line = readLine(), line != "stop" {}
+        stopped.store(true, ordering: .releasing)
+    }
+    reader.start()
+    let prefs = WorkerPreferences(key: storageKey)
+    var (acknowledged, unknown, unchanged) = (0, 0, 0)
+    var examples: [String: String] = [:]
+    while !stopped.load(ordering: .acquiring) {
+        prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
+        switch prefs.lastError {
+        case nil:
+            acknowledged += 1
+            if acknowledged % 20 == 0 { say("ack \(acknowledged)") }
+        case .outcomeUnknown?:
+            unknown += 1
+            examples["unknown"] = examples["unknown"] ?? "\(prefs.lastError!)"
+            say("failed unknown")
+        case let error?:
+            unchanged += 1
+            examples["unchanged"] = examples["unchanged"] ?? "\(error)"
+            say("failed unchanged")
+        }
+    }
+    say("tally \(acknowledged) \(unknown) \(unchanged)")
+    for (kind, message) in examples.sorted(by: { $0.key < $1.key }) { say("example \(kind): \(message)") }
 
 case "write-entries":
     guard arguments.count == 8, let worker = Int(arguments[5]), let workers = Int(arguments[6]), let count = Int(arguments[7]) else {

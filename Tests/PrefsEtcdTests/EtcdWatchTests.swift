@@ -59,7 +59,7 @@ struct EtcdWatchTests {
     func watchedReadMode() throws {
         let cluster = try EtcdCluster()
         let name = uniqueDomainName("watched-mode")
-        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, readMode: .watched)
+        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, timeout: .seconds(2), readMode: .watched)
         let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
         try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
         #expect(try reader.snapshot().contents["v"] == .integer(1))
@@ -73,13 +73,52 @@ struct EtcdWatchTests {
             last = seen
         }
         while try reader.snapshot().contents["v"] != .integer(20) { #expect(counter.waitForCall()) }
+        let written = ContinuousClock.now
         try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(21) }
         #expect(try reader.snapshot().contents["v"] == .integer(21))
-        // Served from the watch's copy: even with every member hung, a read returns at once without error.
+        // Served from the watch's copy within the bound of the write that confirmed it: even with every member
+        // hung, a read returns at once without error (unless the machine was too slow to read within the bound).
         for index in cluster.members.indices { cluster.pause(index) }
         defer { for index in cluster.members.indices { cluster.pause(index, false) } }
-        #expect(try reader.snapshot().contents["v"] == .integer(21))
+        let started = ContinuousClock.now
+        let withinBound = try reader.snapshot().contents["v"]
+        if ContinuousClock.now - written < EtcdDomainStorage.watchedReadBound {
+            #expect(withinBound == .integer(21))
+            #expect(ContinuousClock.now - started < .milliseconds(100), "a read within the bound asked the cluster")
+        }
+        // Past the bound, the hung cluster can no longer vouch for the copy: the read fails.
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(throws: PrefsError.self) { try reader.snapshot() }
         watch.cancel()
+    }
+
+    @Test("In watched read mode on a member stopped with SIGSTOP while another member's writes continue, a read past the 1 s bound returns the new value or fails, never the old one without error")
+    func watchedReadOnAStoppedMemberIsBounded() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("watched-bound")
+        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name, timeout: .seconds(3), readMode: .watched)
+        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+        #expect(try reader.snapshot().contents["v"] == .integer(1))
+        // The read watch is established on member 2, and delivers a change: without the bound, its copy would be
+        // served as current for as long as the stream stays open.
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
+        let giveUp = ContinuousClock.now + .seconds(20)
+        while try reader.cachedValue() != .integer(2) || !reader.state.withLock({ $0.readWatchLive }) {
+            try #require(ContinuousClock.now < giveUp, "the read watch delivered nothing")
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        cluster.pause(2)
+        defer { cluster.pause(2, false) }
+        // The majority moves on while member 2 holds the reader's watch open and silent.
+        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(3) }
+        Thread.sleep(forTimeInterval: 1.1)
+        do {
+            let value = try reader.snapshot().contents["v"]
+            #expect(value == .integer(3), "a watched read past the bound returned \(String(describing: value)) without error")
+        } catch {
+            // Failing is allowed: the read could not confirm its copy.
+        }
     }
 }
 

@@ -55,6 +55,10 @@ struct EtcdCallFailure: Error, Sendable {
     /// The call gave up because an attempt's outcome is unknown (a write's request may have been applied).
     var stoppedOnUnknownOutcome: Bool
 
+    /// Whether a request of the call may have been applied: some attempt's outcome is unknown. A call that
+    /// changes something and fails so cannot say that nothing was changed.
+    var mayHaveBeenApplied: Bool { attempts.contains(where: \.outcomeUnknown) }
+
     /// The attempts in a few words each, the same failure at the same endpoint told once.
     var summary: String {
         var seen: [String] = []

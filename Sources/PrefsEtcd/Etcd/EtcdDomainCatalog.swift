@@ -64,7 +64,11 @@ package struct EtcdDomainCatalog: Sendable {
             let first = (response["responses"] as? [Any])?.first as? EtcdJSON.Object
             return EtcdJSON.int((first?["response_delete_range"] as? EtcdJSON.Object)?["deleted"]) > 0
         } catch {
-            throw .storageUnreachable(location: domain.location, reason: "removing the domain failed: \(error.summary)")
+            // A removal applied twice removes once: but the caller must not be told that nothing was removed.
+            if error.mayHaveBeenApplied {
+                throw .outcomeUnknown(location: domain.location, reason: "removing the domain failed: \(error.summary); a request reached a member, but whether the domain was removed could not be learnt")
+            }
+            throw .storageUnreachable(location: domain.location, reason: "removing the domain failed: \(error.summary); nothing was changed")
         }
     }
 

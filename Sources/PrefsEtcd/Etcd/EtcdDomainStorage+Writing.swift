@@ -23,11 +23,16 @@ extension EtcdDomainStorage {
     /// Nothing is written when `transform` throws or leaves the contents as they were. With
     /// ``/RVS_PersistentPrefs/RepairPolicy/moveUnreadableAside``, an unreadable value is first copied to the key
     /// `<key>.unreadable-<seconds>` in the same transaction.
+    ///
+    /// `transform` runs once per attempt: again after a conflict, so it may run more than once, while the
+    /// change is applied exactly once.
     /// - Returns: The snapshot after the change.
     /// - Throws: ``/RVS_PersistentPrefs/PrefsError/domainTooLarge(path:size:limit:)`` when the request would exceed ``requestLimit``;
     ///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)`` when no quorum answered within ``timeout``; the
     ///   read errors of ``snapshot()`` (unless `policy` repairs them); what `transform` throws. The domain is
-    ///   then unchanged.
+    ///   then unchanged. ``/RVS_PersistentPrefs/PrefsError/outcomeUnknown(location:reason:)`` when a request reached a member and
+    ///   the quorum went before whether it was applied could be learnt: the change was then applied once or
+    ///   not at all.
     @discardableResult
     public func modify(
         repairing policy: RepairPolicy,
@@ -87,15 +92,16 @@ extension EtcdDomainStorage {
                 "failure": [["request_range": ["key": EtcdJSON.base64(keyBytes)]]],
             ]
             do throws(EtcdCallFailure) {
+                let sent = ContinuousClock.now
                 let response = try client.call("/v3/kv/txn", body, by: deadline, timeout: timeout, idempotent: false).response
                 let revision = EtcdJSON.revision(of: response)
                 if (response["succeeded"] as? Bool) == true {
                     let written = DomainSnapshot(contents: contents)
-                    remember(Cached(modRevision: revision, seenAt: revision, result: .success(written)))
+                    remember(Cached(modRevision: revision, seenAt: revision, result: .success(written)), confirmedSince: sent)
                     return written
                 }
                 let range = ((response["responses"] as? [Any])?.first as? EtcdJSON.Object)?["response_range"] as? EtcdJSON.Object
-                current = remember(decode(EtcdKeyValue.all(in: range).first { $0.key == keyBytes }, seenAt: revision))
+                current = remember(decode(EtcdKeyValue.all(in: range).first { $0.key == keyBytes }, seenAt: revision), confirmedSince: sent)
                 confirmed = true
                 conflicts += 1
             } catch {
@@ -137,7 +143,7 @@ extension EtcdDomainStorage {
                 throw unreachable(error, doing: "write", unknownOutcome: true)
             }
             guard let events else {
-                throw PrefsError.storageUnreachable(location: location, reason: "a write's outcome could not be learnt: the cluster's history after revision \(write.baseRevision) was compacted; it is applied at most once")
+                throw PrefsError.outcomeUnknown(location: location, reason: "the write reached a member, but the cluster's history after revision \(write.baseRevision), which would tell whether it was applied, was compacted")
             }
             if events.contains(where: { $0.key == writerKey && $0.value == write.writeID }) {
                 // Later changes by others are read by the next snapshot; this one is what the write produced.

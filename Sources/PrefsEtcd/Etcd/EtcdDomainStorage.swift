@@ -25,8 +25,9 @@ import Synchronization
 /// - **Changes made elsewhere** are told through an etcd watch (``watchChanges(_:)``), which resumes from the
 ///   last revision seen after a member fails.
 /// - **Failures:** the endpoints are tried in turn; without a quorum an operation fails within ``timeout`` with
-///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)``, having changed nothing, and the next one after the
-///   quorum returns succeeds.
+///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)``, having changed nothing, or, for a write that reached
+///   a member before the quorum went, ``/RVS_PersistentPrefs/PrefsError/outcomeUnknown(location:reason:)``: applied once or not at
+///   all. The next operation after the quorum returns succeeds.
 ///
 /// ## Topics
 ///
@@ -41,6 +42,7 @@ import Synchronization
 /// - ``endpoints``
 /// - ``timeout``
 /// - ``readMode``
+/// - ``watchedReadBound``
 /// - ``requestLimit``
 /// - ``location``
 ///
@@ -60,6 +62,9 @@ public final class EtcdDomainStorage: DomainStorage {
     public let timeout: Duration
     /// Where reads come from.
     public let readMode: ReadMode
+    /// How stale a read in ``ReadMode/watched`` mode may be: the watch's copy is served only while the
+    /// cluster confirmed it (answered a linearizable read or a write of this object) less than this long ago.
+    public static let watchedReadBound = Duration.seconds(1)
     /// The cluster's request limit in bytes (etcd's `--max-request-bytes`): a write whose request would be larger
     /// is refused as ``/RVS_PersistentPrefs/PrefsError/domainTooLarge(path:size:limit:)``.
     public let requestLimit: Int
@@ -85,6 +90,10 @@ public final class EtcdDomainStorage: DomainStorage {
         /// The watch behind ``ReadMode/watched``, and whether it is established.
         var readWatch: EtcdWatchStream?
         var readWatchLive = false
+        /// When a request whose answer showed the cached state current was sent: a linearizable read, or a
+        /// compare-and-swap that succeeded or failed. ``ReadMode/watched`` serves the copy only within
+        /// ``watchedReadBound`` of it.
+        var confirmedAt: ContinuousClock.Instant?
         /// The change watches (see ``watchChanges(_:)``) established now: while one is, every change reaches
         /// `cached` within the watch delay, so the read of a change delivery may be served from it.
         var liveChangeWatches: Set<Int> = []
@@ -169,9 +178,13 @@ public final class EtcdDomainStorage: DomainStorage {
             if let served { return try served.get() }
         }
         if readMode == .watched {
+            let now = ContinuousClock.now
             let served = state.withLock { state -> Result<DomainSnapshot, PrefsError>? in
-                if state.readWatch == nil { return nil }
-                return state.readWatchLive ? state.cached?.result : nil
+                // The watch alone cannot vouch for its copy: a member cut off from the others, or stopped, keeps
+                // the stream open and silent. Only an answer of the cluster within the bound can.
+                guard state.readWatch != nil, state.readWatchLive, let confirmed = state.confirmedAt,
+                      now - confirmed < Self.watchedReadBound else { return nil }
+                return state.cached?.result
             }
             if let served { return try served.get() }
         }
@@ -201,13 +214,14 @@ public final class EtcdDomainStorage: DomainStorage {
         } else {
             body = ["compare": [], "success": [range]]
         }
+        let sent = ContinuousClock.now
         let response = try client.call("/v3/kv/txn", body, by: deadline, timeout: timeout).response
         let revision = EtcdJSON.revision(of: response)
         if let known, (response["succeeded"] as? Bool) == true {
-            return remember(Cached(modRevision: known.modRevision, seenAt: revision, result: known.result))
+            return remember(Cached(modRevision: known.modRevision, seenAt: revision, result: known.result), confirmedSince: sent)
         }
         let rangeResponse = ((response["responses"] as? [Any])?.first as? EtcdJSON.Object)?["response_range"] as? EtcdJSON.Object
-        return remember(decode(EtcdKeyValue.all(in: rangeResponse).first { $0.key == keyBytes }, seenAt: revision))
+        return remember(decode(EtcdKeyValue.all(in: rangeResponse).first { $0.key == keyBytes }, seenAt: revision), confirmedSince: sent)
     }
 
     /// The cached state for the key-value `kv` (absent: the key does not exist) known at `seenAt`.
@@ -229,9 +243,12 @@ public final class EtcdDomainStorage: DomainStorage {
 
     /// Keeps `candidate` unless the cache already holds a later state (reads that finish out of order never
     /// move it backwards), and returns what the cache holds.
+    /// - Parameter sent: When the linearizable request that returned `candidate` was sent: the state the
+    ///   cache then holds was current at that instant or later (see ``ReadMode/watched``).
     @discardableResult
-    func remember(_ candidate: Cached) -> Cached {
+    func remember(_ candidate: Cached, confirmedSince sent: ContinuousClock.Instant? = nil) -> Cached {
         state.withLock { state in
+            if let sent, state.confirmedAt.map({ $0 < sent }) ?? true { state.confirmedAt = sent }
             if let current = state.cached {
                 if current.modRevision == candidate.modRevision {
                     // Same state: keep the snapshot object, so callers' caches stay valid.
@@ -270,15 +287,20 @@ public final class EtcdDomainStorage: DomainStorage {
     // MARK: Errors
 
     /// The error of an operation that could not reach a quorum: the endpoints, and what each attempt met.
+    /// - Parameter unknownOutcome: Whether a write of this operation reached a member and may have been
+    ///   applied: then ``/RVS_PersistentPrefs/PrefsError/outcomeUnknown(location:reason:)``, never
+    ///   ``/RVS_PersistentPrefs/PrefsError/storageUnreachable(location:reason:)``, which says that nothing was changed.
     func unreachable(_ failure: EtcdCallFailure, doing operation: String, unknownOutcome: Bool = false) -> PrefsError {
+        let tried = "the \(operation) failed within \(timeout) after trying \(client.endpoints.map(\.description).joined(separator: ", ")): \(failure.summary)"
+        // Before the size: an earlier request of the same write may have been applied, whatever refused a later one.
+        if unknownOutcome {
+            return .outcomeUnknown(location: location, reason: "\(tried); the write reached a member, but whether it was applied could not be learnt")
+        }
         if failure.attempts.contains(where: \.isTooLarge) {
             return .domainTooLarge(path: location, size: requestLimit + 1, limit: requestLimit)
         }
-        let outcome = unknownOutcome
-            ? "the write reached a member but whether it was applied could not be learnt; it is applied at most once"
-            : "nothing was changed"
         return .storageUnreachable(
             location: location,
-            reason: "the \(operation) failed within \(timeout) after trying \(client.endpoints.map(\.description).joined(separator: ", ")): \(failure.summary); \(outcome)")
+            reason: "\(tried); nothing was changed")
     }
 }

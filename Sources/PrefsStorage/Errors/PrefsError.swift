@@ -10,8 +10,10 @@ import PrefsPropertyList
 /// failed system call. No case ever carries a stored value, so an error can be logged or shown
 /// without leaking preferences.
 ///
-/// The failed operation changed nothing on disk, with one exception: a durable-mode write whose
-/// final `fsync` of the directory fails (see ``writeFailed(path:step:errno:)``).
+/// The failed operation changed nothing, with two exceptions: a durable-mode write whose final
+/// `fsync` of the directory fails (see ``writeFailed(path:step:errno:)``), and a write to a domain
+/// kept by a server whose outcome could not be learnt (see ``outcomeUnknown(location:reason:)``):
+/// it may have been applied, once.
 ///
 /// The type is not `Equatable`; match its cases with patterns, and give a `switch` over it a
 /// `default`, since later versions may add cases:
@@ -38,6 +40,7 @@ import PrefsPropertyList
 /// - ``storageUnreachable(location:reason:)``
 ///
 /// ### Failed Writes
+/// - ``outcomeUnknown(location:reason:)``
 /// - ``writeFailed(path:step:errno:)``
 /// - ``domainTooLarge(path:size:limit:)``
 /// - ``collectionFromNewerVersion(stored:supported:)``
@@ -142,9 +145,27 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// operation's timeout: `location` names the domain and its endpoints, `reason` what was tried at each
     /// endpoint and how it failed (never a credential or a value).
     ///
-    /// Nothing was changed by the failed operation; the next one tries again, so the domain recovers by
-    /// itself when the server does.
+    /// Nothing was changed by the failed operation: it is safe to repeat, and the next operation tries
+    /// again, so the domain recovers by itself when the server does. A write that may have been applied
+    /// is never reported so; it is ``outcomeUnknown(location:reason:)``.
     case storageUnreachable(location: String, reason: String)
+
+    /// A write to a domain kept by a server (an etcd cluster, through `PrefsEtcd`) reached the server, but
+    /// the server became unreachable (it lost its quorum, or the member died) before the client could learn
+    /// whether the change was applied: `location` names the domain and its endpoints, `reason` what was
+    /// tried at each endpoint (never a credential or a value).
+    ///
+    /// The change is applied at most once: exactly as asked, as the change that directly follows the state
+    /// it was computed from, or not at all; never twice, and never over another writer's change. Once the
+    /// server answers again, a read shows which. What a caller may safely do:
+    /// - read the entry again once the server answers, and decide from what is stored;
+    /// - repeat a change that sets a value (an assignment, `prefs["mode"] = "dark"`): applying it twice
+    ///   stores the same thing;
+    /// - never repeat blindly a change that depends on the old value, such as an increment through
+    ///   `modify`: if the first was applied, the repetition applies it a second time. Make such a change
+    ///   idempotent instead (record in the same collection an identifier of the change, and have the
+    ///   transform do nothing when it is already there), or accept that it may have happened once.
+    case outcomeUnknown(location: String, reason: String)
 
     /// A write was refused because the collection was stored by a newer version of the app: its schema
     /// version, `stored`, is above `supported`, the ``RVS_PersistentPrefs/schemaVersion`` of this
@@ -205,6 +226,8 @@ public enum PrefsError: Error, CustomStringConvertible {
             return "Rejected write: \(path) would be \(size) bytes, more than the \(limit) bytes a read accepts; nothing was written"
         case .storageUnreachable(let location, let reason):
             return "Could not reach \(location): \(reason)"
+        case .outcomeUnknown(let location, let reason):
+            return "Could not learn whether a write to \(location) was applied: \(reason); it was applied at most once (read again before repeating it)"
         case .collectionFromNewerVersion(let stored, let supported):
             return "Rejected write: the collection was stored by schema version \(stored), newer than the \(supported) this app supports; it is read as it is and never written over by this version"
         case .forcedByAdministrator(let entries, let path):

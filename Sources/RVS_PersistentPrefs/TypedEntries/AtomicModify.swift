@@ -25,8 +25,11 @@ extension RVS_PersistentPrefs {
     /// name must be in ``keys``, the new value must be a property-list value), notifies observers like
     /// one, and sets ``lastError``.
     ///
-    /// `transform` runs once, while the domain is locked against every other writer, and while readers of
-    /// the domain in this process wait: keep it short. It must not use this instance (read it, write it,
+    /// On a domain file, `transform` runs once, while the domain is locked against every other writer, and
+    /// while readers of the domain in this process wait: keep it short. On a backend that retries on
+    /// conflict instead of locking (an etcd domain, `PrefsEtcd`), it runs once per attempt: again when
+    /// another writer changed the domain first, so it may run more than once, while the change is applied
+    /// exactly once; keep it free of side effects. It must not use this instance (read it, write it,
     /// call `modify` again, or reach its ``userDefaults``, unless a subclass overrides it): that would
     /// wait for itself, so it fails at once instead, the `modify` writes nothing, and ``lastError`` is
     /// ``PrefsError/unknownError(error:)`` saying so. Do not use other instances over the same domain inside it either. If it throws, nothing
@@ -85,8 +88,10 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// would store it (setting an `Optional` entry to `nil` removes it). The update is validated,
     /// notifies observers and sets ``RVS_PersistentPrefs/lastError`` like any write.
     ///
-    /// `transform` runs once, while the domain is locked against every other writer and readers of the
-    /// domain in this process wait: keep it short. Using this instance inside it (reading or writing it,
+    /// On a domain file, `transform` runs once, while the domain is locked against every other writer and
+    /// readers of the domain in this process wait: keep it short. On a backend that retries on conflict
+    /// instead of locking (an etcd domain, `PrefsEtcd`), it runs once per attempt, so it may run more than
+    /// once, while the change is applied exactly once; keep it free of side effects. Using this instance inside it (reading or writing it,
     /// another `modify`, its `userDefaults` unless a subclass overrides it) fails at once, and the `modify` then writes nothing and sets
     /// `lastError` to ``PrefsError/unknownError(error:)`` saying why; do not use other instances over the
     /// same domain inside it either. If it throws, nothing is written, the error is rethrown, and

@@ -111,7 +111,7 @@ func describe(_ error: PrefsError) -> String {
     case .incorrectKeys(let names), .valuesNotPlistCompatible(let names): names.joined(separator: ",")
     case .userDefaultsUnavailable(let reason): reason
     case .invalidStoredValue(let key), .noStoredPrefsForKey(let key): key
-    case .invalidStoredEntry(let entry, let reason): "\(entry): \(reason)"
+    case .invalidStoredEntry(let entry, let reason), .valueNotAllowed(let entry, let reason): "\(entry): \(reason)"
     case .domainUnreadable(let path, let reason): "\(path): \(reason)"
     case .readFailed(let path, let step, let errno), .writeFailed(let path, let step, let errno):
         "\(path) \(stepName(step)) \(step.description) \(step.isAfterReplacement) \(errno.rawValue) \(errno.description)"
@@ -119,7 +119,7 @@ func describe(_ error: PrefsError) -> String {
     case .collectionFromNewerVersion(let stored, let supported): "\(stored) > \(supported)"
     case .forcedByAdministrator(let entries, let path): "\(entries) \(path)"
     case .administratorFileIgnored(let path, let reason): "\(path): \(reason)"
-    case .storageUnreachable(let location, let reason): "\(location): \(reason)"
+    case .storageUnreachable(let location, let reason), .outcomeUnknown(let location, let reason): "\(location): \(reason)"
     case .unknownError(let underlying): String(describing: underlying)
     }
 }
