@@ -30,7 +30,10 @@ enum DefaultsInspector: Subcommand {
         if let endpoints = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas") {
             return try EtcdCatalog(endpoints: endpoints)
         }
-        return DomainDirectory(path: context.directory ?? DefaultsLocations.preferencesDirectory())
+        guard let directory = context.directory ?? DefaultsLocations.preferencesDirectory() else {
+            throw .failure(DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
+        }
+        return DomainDirectory(path: directory)
     }
 
     /// Runs one inspector command on the domains in `directory` (the demos call this directly).

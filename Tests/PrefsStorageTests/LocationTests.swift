@@ -25,6 +25,58 @@ struct LocationTests {
             == "/home/u/.config/RVS_PersistentPrefs")
     }
 
+    @Test("The preferences directory is, in order: RVS_PREFS_DIRECTORY, XDG_CONFIG_HOME, a usable HOME, STATE_DIRECTORY, the user database's usable home; else none")
+    func directoryOrder() {
+        let cases: [(environment: [String: String], userDatabaseHome: String?, expected: String?)] = [
+            (["RVS_PREFS_DIRECTORY": "/p", "XDG_CONFIG_HOME": "/x", "HOME": "/h", "STATE_DIRECTORY": "/s"], "/db", "/p"),
+            (["XDG_CONFIG_HOME": "/x", "HOME": "/h", "STATE_DIRECTORY": "/s"], "/db", "/x/RVS_PersistentPrefs"),
+            (["HOME": "/h", "STATE_DIRECTORY": "/s"], "/db", "/h/.config/RVS_PersistentPrefs"),
+            (["HOME": "/", "STATE_DIRECTORY": "/s:/t"], "/db", "/s"),
+            (["HOME": "", "STATE_DIRECTORY": "/s"], "/db", "/s"),
+            (["STATE_DIRECTORY": "/s"], "/db", "/s"),
+            ([:], "/db", "/db/.config/RVS_PersistentPrefs"),
+            (["HOME": "/"], "/db/", "/db/.config/RVS_PersistentPrefs"),
+            (["HOME": "relative", "STATE_DIRECTORY": "relative"], "/db", "/db/.config/RVS_PersistentPrefs"),
+            (["HOME": "/"], "/", nil),
+            (["HOME": "//"], nil, nil),
+            ([:], nil, nil),
+        ]
+        for (environment, home, expected) in cases {
+            let directory = DefaultsLocations.preferencesDirectory(environment: environment, userDatabaseHome: { home })
+            #expect(directory == expected, "\(environment), user database home \(home ?? "none")")
+        }
+    }
+
+    @Test("With no preferences directory, the application suite keeps the administrator's domains and refuses writes, and the locations say so with nil")
+    func noDirectoryKeepsAdministratorsDomains() throws {
+        let directory = TemporaryDirectory()
+        let system = directory.appending("xdg")
+        mkdir(system, 0o700)
+        mkdir(system + "/RVS_PersistentPrefs", 0o700)
+        writeFile(system + "/RVS_PersistentPrefs/app.plist", BinaryPropertyList.encode(.dictionary(["volume": .integer(5)])))
+        let locations = DefaultsLocations(preferencesDirectory: nil, applicationDomainName: "app",
+                                          systemDirectories: [system + "/RVS_PersistentPrefs"])
+        #expect(locations.groupContainer == nil)
+        #expect(throws: PrefsError.self) { try locations.applicationDomain() }
+        let suite = try locations.applicationSuite()
+        #expect(try suite.value(forKey: "volume") == .integer(5))
+        #expect(suite.integer(forKey: "volume") == 5 && suite.lastError == nil)
+        do {
+            try suite.setValue(.integer(6), forKey: "volume")
+            Issue.record("a write with no preferences directory succeeded")
+        } catch {
+            if case .userDefaultsUnavailable(let reason) = error { #expect(reason == DefaultsLocations.noDirectoryReason) } else {
+                Issue.record("\(error)")
+            }
+        }
+        suite.setPersistentDomain(["volume": 7], forName: "other")
+        if case .userDefaultsUnavailable? = suite.lastError {} else { Issue.record("\(String(describing: suite.lastError))") }
+        #expect(suite.persistentDomain(forName: "other") == nil)
+        let group = try locations.groupSuite("group.example")
+        #expect(group.globalDomain == nil)
+        #expect(throws: PrefsError.self) { try group.setValue(.integer(1), forKey: "k") }
+    }
+
     @Test("A relative RVS_PREFS_DIRECTORY is taken relative to the current directory")
     func relativeDirectoryIsMadeAbsolute() {
         let directory = DefaultsLocations.preferencesDirectory(environment: ["RVS_PREFS_DIRECTORY": "prefs"])

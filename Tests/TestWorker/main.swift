@@ -5,6 +5,12 @@
 //       DIR and DOMAIN are ignored: through an instance over the default suite (the environment decides),
 //       a read of STORAGE_KEY, then a write of its entry "value"; prints "read-error E", "write-error E"
 //       (E is `none` or the error's description) and "path P", the application domain's file or `none`.
+//   TestWorker administered-service DIR DOMAIN STORAGE_KEY
+//       DIR and DOMAIN are ignored: a service's settings over the default suite (the environment and the user
+//       database decide), with entries appearance, volume and launchCount. Reads the collection and prints
+//       "read-error E", "values K=V,…" (sorted) and "read-warnings W" (descriptions joined by " | ", or
+//       `none`); writes launchCount = 1 and prints "write-error E"; then "path P", the application domain's
+//       file or `none`.
 //   TestWorker update-entries DIR DOMAIN STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT single-entry updates through the base class's subscript: entries wWORKER-0 … wWORKER-(COUNT-1);
 //       the names of all WORKERS workers are allowed.
@@ -139,6 +145,19 @@ case "default-instance":
     let prefs = DefaultPrefs(key: storageKey)
     say("read-error \(prefs.lastError.map { "\($0)" } ?? "none")")
     prefs["value"] = 1
+    say("write-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    say("path \((prefs.userDefaults?.persistentDomain as? FileDomainStorage)?.path ?? "none")")
+
+case "administered-service":
+    final class ServiceSettings: RVS_PersistentPrefs {
+        override var keys: [String] { ["appearance", "volume", "launchCount"] }
+    }
+    let prefs = ServiceSettings(key: storageKey)
+    let values = prefs.values
+    say("read-error \(prefs.lastError.map { "\($0)" } ?? "none")")
+    say("values " + values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ","))
+    say("read-warnings " + (prefs.lastWarnings.isEmpty ? "none" : prefs.lastWarnings.map { "\($0)" }.joined(separator: " | ")))
+    prefs["launchCount"] = 1
     say("write-error \(prefs.lastError.map { "\($0)" } ?? "none")")
     say("path \((prefs.userDefaults?.persistentDomain as? FileDomainStorage)?.path ?? "none")")
 

@@ -352,6 +352,8 @@ extension DefaultsSuite {
     private func namedDomain(_ name: String) throws(PrefsError) -> (domain: (any DomainStorage)?, writable: Bool) {
         if DomainName.globalDomainNames.contains(name) { return (globalDomain, false) }
         if name == persistentDomainName { return (persistentDomain, true) }
+        // No preferences directory: no domain of any name can be kept (reads find nothing, writes are refused).
+        if persistentDomain is UnavailableDomainStorage { return (persistentDomain, true) }
         if let file = persistentDomain as? FileDomainStorage {
             return (try FileDomainStorage.shared(directory: file.directory, name: name, durable: file.durable), true)
         }
@@ -403,11 +405,29 @@ extension DefaultsSuite {
         call(failure: ()) { () throws(PrefsError) in
             let contents = try Self.propertyListValues(domain)
             let storage = try writableDomain(domainName)
+            let forcedRules = forcedRules(ofDomainNamed: domainName, stored: storage)
             if !(contents.isEmpty && Self.isKnownToBeMissing(storage)) {
-                try storage.modify(repairing: .moveUnreadableAside) { $0 = contents }
+                try storage.modify(repairing: .moveUnreadableAside) { (stored: inout [String: PropertyListValue]) throws(PrefsError) in
+                    // As every other write: one that sets or removes a forced entry is refused whole, under the lock.
+                    try forcedRules.refuseForcedChanges(from: stored, to: contents)
+                    stored = contents
+                }
             }
             postDidChange()
         }
+    }
+
+    /// The suite whose managed domains force entries in the domain named `name` (stored in `storage`): this
+    /// suite for its own domain; for another domain of its directory, a suite over that domain's managed
+    /// file in the same managed directory, as ``objectIsForced(forKey:inDomain:)`` finds it.
+    private func forcedRules(ofDomainNamed name: String, stored storage: any DomainStorage) -> DefaultsSuite {
+        guard storage !== persistentDomain else { return self }
+        let managed: [any DomainStorage] = sources.compactMap { source in
+            guard source.role == .managed, let file = source.storage as? AdministratorDomainStorage,
+                  let sibling = try? FileDomainStorage.shared(directory: file.file.directory, name: name) else { return nil }
+            return AdministratorDomainStorage.shared(sibling, verifiesOwnership: true)
+        }
+        return DefaultsSuite(persistentDomain: storage, globalDomain: nil, managedDomains: managed, argumentDomain: [:])
     }
 
     /// Removes every key of the persistent domain named `domainName`, as

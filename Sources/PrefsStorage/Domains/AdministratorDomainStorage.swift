@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// A forced (managed) file is honoured only while it and its directory (what the directory resolves to,
 /// when it is a symbolic link) belong to root or to this process's user and are writable by nobody
-/// else: otherwise anyone could force settings on the user.
+/// else, and so does every directory on the file's resolved path (writable by others only with the sticky
+/// bit): otherwise anyone could force settings on the user.
 ///
 /// Every read of every collection consults these files, and most machines have none of them. So each
 /// object watches its file for as long as the process lives (one inotify watch, on the nearest directory
@@ -160,21 +161,56 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// Its watch starts when the object is made.
     package func startVouching() {}
 
-    /// Why the file or its directory could have been written by someone other than root or this user.
+    /// Why the file, or a directory on the way to it, could have been changed by someone other than root or
+    /// this user.
+    ///
+    /// The file and its directory (each as `stat` resolves it) must belong to root or this user and be
+    /// writable by nobody else. So must every directory on the file's resolved path (`realpath`, every
+    /// symbolic link followed): a link into a directory others may write lets them replace or delete what
+    /// it points to. Those ancestors may be writable by others only with the sticky bit (as `/tmp` is),
+    /// which keeps others from renaming or deleting entries they do not own.
     private func ownershipProblem() -> String? {
         let user = getuid()
         for (path, what) in [(file.directory, "its directory"), (file.path, "the file")] {
             var info = stat()
             // `stat` follows symbolic links: a linked directory or file is judged by what it resolves to.
             guard stat(path, &info) == 0 else { return "\(what) cannot be checked: \(PrefsErrno(rawValue: errno))" }
-            if info.st_uid != 0 && info.st_uid != user {
-                return "\(what) belongs to user \(info.st_uid), neither root nor this process's user (\(user))"
-            }
+            if let problem = Self.ownerProblem(info, user: user, what: what) { return problem }
             if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
                 return "\(what) is writable by its group or by others (mode \(String(info.st_mode & 0o7777, radix: 8)))"
             }
         }
+        guard let resolved = realpath(file.path, nil) else {
+            return "the file's resolved path cannot be found: \(PrefsErrno(rawValue: errno))"
+        }
+        let target = String(cString: resolved)
+        free(resolved)
+        var directory = target
+        while directory != "/" {
+            directory = Self.parent(of: directory)
+            var info = stat()
+            let what = "\(directory), a directory on the path to \(target)"
+            guard lstat(directory, &info) == 0 else { return "\(what), cannot be checked: \(PrefsErrno(rawValue: errno))" }
+            if let problem = Self.ownerProblem(info, user: user, what: what) { return problem }
+            // Group or others may write only a sticky directory, whose entries they cannot rename or remove.
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
+                return "\(what), is writable by its group or by others without the sticky bit (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+            }
+        }
+        // The file itself, resolved: the checks above followed the link with `stat`, and so judged it already.
         return nil
+    }
+
+    /// Why `info`'s owner could not be trusted: anyone but root and this process's user.
+    private static func ownerProblem(_ info: stat, user: uid_t, what: String) -> String? {
+        guard info.st_uid != 0 && info.st_uid != user else { return nil }
+        return "\(what) belongs to user \(info.st_uid), neither root nor this process's user (\(user))"
+    }
+
+    /// The directory holding `path`, an absolute path with no trailing slash (`/` for a top-level entry).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex else { return "/" }
+        return String(path[..<slash])
     }
 
     /// Never written: refused as an unavailable domain.

@@ -4,14 +4,22 @@ import Glibc
 
 /// Where the defaults domains of this process live.
 ///
-/// - The preferences directory is `$RVS_PREFS_DIRECTORY` when set and not empty (a relative path is
-///   taken relative to the current directory); otherwise `RVS_PersistentPrefs` under
-///   `$XDG_CONFIG_HOME` (when set to an absolute path, per the XDG Base Directory specification), else
-///   under `$HOME/.config`. A service with no usable home (`HOME` unset, empty or `/`, as under systemd's
-///   `DynamicUser=`) uses the first directory of `$STATE_DIRECTORY` (systemd's `StateDirectory=`); with
-///   none of these, the application and global domains are unavailable
-///   (``PrefsError/userDefaultsUnavailable(reason:)`` names the variables that would fix it) and
-///   ``preferencesDirectory`` is empty.
+/// - The preferences directory is the first of these that is usable (SPEC §12):
+///   1. `$RVS_PREFS_DIRECTORY`, when set and not empty (a relative path is taken relative to the current
+///      directory);
+///   2. `$XDG_CONFIG_HOME/RVS_PersistentPrefs`, when `XDG_CONFIG_HOME` is an absolute path (the XDG Base
+///      Directory specification says to ignore a relative one);
+///   3. `$HOME/.config/RVS_PersistentPrefs`, when `HOME` is usable: set, an absolute path, and not `/`;
+///   4. the first directory of `$STATE_DIRECTORY` (systemd's `StateDirectory=`, a colon-separated list),
+///      for a service with no usable home (`DynamicUser=` gives `HOME=/`);
+///   5. `<home>/.config/RVS_PersistentPrefs`, with the home of the process's user (`geteuid()`) in the
+///      user database (`getpwuid_r`), when that home is usable and an existing directory (GLib's
+///      `g_get_home_dir` falls back the same way; `nobody`'s `/nonexistent` is never created);
+///
+///   with none of these, there is no preferences directory (``preferencesDirectory`` is `nil`): the
+///   application and global domains are unavailable, and ``applicationSuite(durable:)`` is a suite whose
+///   reads still return the system-wide defaults and forced entries below, and whose writes fail with
+///   ``PrefsError/userDefaultsUnavailable(reason:)`` naming the variables that would fix it.
 /// - System-wide defaults, read-only: `<dir>/RVS_PersistentPrefs/<domain>.plist` for each directory of
 ///   `$CONFIGURATION_DIRECTORY` (systemd's `ConfigurationDirectory=`), then of `$XDG_CONFIG_DIRS`
 ///   (default `/etc/xdg`); see ``systemDirectories``.
@@ -69,10 +77,12 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// `<preferences directory>/.GlobalPreferences.plist`.
     public static let globalDomainName = ".GlobalPreferences"
 
-    /// The directory of the application and global domains; an absolute path.
-    public var preferencesDirectory: String
-    /// The directory of group suites; an absolute path.
-    public var groupContainer: String
+    /// The directory of the application and global domains, an absolute path; `nil` when the environment
+    /// and the user database give none (see the type's description).
+    public var preferencesDirectory: String?
+    /// The directory of group suites, an absolute path; `nil` when none is configured and there is no
+    /// ``preferencesDirectory``.
+    public var groupContainer: String?
     /// The name of the application domain: its file is `<preferencesDirectory>/<name>.plist`.
     public var applicationDomainName: String
     /// The directories of system-wide defaults, in order of precedence (the first that supplies an entry
@@ -89,12 +99,13 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// file name, makes the domains built from it unavailable (their getters throw
     /// ``PrefsError/userDefaultsUnavailable(reason:)``).
     /// - Parameters:
-    ///   - preferencesDirectory: The directory of the application and global domains.
+    ///   - preferencesDirectory: The directory of the application and global domains, or `nil` for none:
+    ///     the application and global domains are then unavailable.
     ///   - groupContainer: The directory of group suites; `nil` means `preferencesDirectory`.
     ///   - applicationDomainName: The name of the application domain.
     ///   - systemDirectories: The directories of system-wide defaults, first wins (see ``systemDirectories``).
     ///   - managedDirectory: The directory of forced domain files, or `nil` for none.
-    public init(preferencesDirectory: String, groupContainer: String? = nil, applicationDomainName: String,
+    public init(preferencesDirectory: String?, groupContainer: String? = nil, applicationDomainName: String,
                 systemDirectories: [String] = [], managedDirectory: String? = nil) {
         self.preferencesDirectory = preferencesDirectory
         self.groupContainer = groupContainer ?? preferencesDirectory
@@ -119,7 +130,7 @@ public struct DefaultsLocations: Sendable, Hashable {
         environment: [String: String]? = nil
     ) -> DefaultsLocations {
         let lookup = Environment(overrides: environment)
-        let directory = preferencesDirectory(lookup)
+        let directory = preferencesDirectory(lookup, userDatabaseHome: userDatabaseHome)
         let container = groupContainer.flatMap { $0.isEmpty ? nil : $0 }.map(absolute)
             ?? lookup[groupContainerVariable].map(absolute)
             ?? directory
@@ -138,19 +149,31 @@ public struct DefaultsLocations: Sendable, Hashable {
             .filter { PathBytes.isAbsolute($0) && seen.insert($0).inserted }
     }
 
-    /// The preferences directory the environment selects (see the type's description).
+    /// The preferences directory the environment and the user database select (see the type's description).
+    ///
+    /// ```swift
+    /// if let directory = DefaultsLocations.preferencesDirectory() {
+    ///     print("preferences live in", directory)
+    /// }
+    /// ```
     /// - Parameter environment: The environment to read instead of the process's own, or `nil`.
-    /// - Returns: An absolute path, which need not exist yet.
-    public static func preferencesDirectory(environment: [String: String]? = nil) -> String {
-        preferencesDirectory(Environment(overrides: environment))
+    /// - Returns: An absolute path, which need not exist yet; `nil` when there is none (a service with no
+    ///   usable home and no `STATE_DIRECTORY`).
+    public static func preferencesDirectory(environment: [String: String]? = nil) -> String? {
+        preferencesDirectory(Environment(overrides: environment), userDatabaseHome: userDatabaseHome)
     }
 
-    private static func preferencesDirectory(_ environment: Environment) -> String {
-        if let directory = environment[directoryVariable] { return absolute(directory) }
+    /// ``preferencesDirectory(environment:)`` with the user database's home given, for tests of the order.
+    package static func preferencesDirectory(environment: [String: String], userDatabaseHome: () -> String?) -> String? {
+        preferencesDirectory(Environment(overrides: environment), userDatabaseHome: userDatabaseHome)
+    }
+
+    private static func preferencesDirectory(_ environment: Environment, userDatabaseHome: () -> String?) -> String? {
+        if let directory = environment[directoryVariable] { return PathBytes.trimmed(absolute(directory)) }
         if let config = environment["XDG_CONFIG_HOME"], PathBytes.isAbsolute(config) {
             return PathBytes.joined(config, folderName)
         }
-        if let home = environment["HOME"], PathBytes.isAbsolute(home), PathBytes.trimmed(home) != "/" {
+        if let home = environment["HOME"], isUsableHome(home) {
             return PathBytes.joined(PathBytes.joined(home, ".config"), folderName)
         }
         // A service with no home (systemd's DynamicUser=, HOME=/): its state directory, when systemd gives one.
@@ -158,13 +181,43 @@ public struct DefaultsLocations: Sendable, Hashable {
            PathBytes.isAbsolute(state) {
             return PathBytes.trimmed(state)
         }
-        return ""
+        // Started with no HOME at all (`env -i`, some init systems): the home the user database gives.
+        if let home = userDatabaseHome(), isUsableHome(home) {
+            return PathBytes.joined(PathBytes.joined(home, ".config"), folderName)
+        }
+        return nil
     }
 
-    /// Why there is no preferences directory, for a ``preferencesDirectory`` left empty.
-    static let noDirectoryReason = "there is no preferences directory: HOME is unset, empty or '/', and neither "
-        + "\(directoryVariable) nor XDG_CONFIG_HOME nor \(stateDirectoryVariable) is set; set \(directoryVariable), "
-        + "or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
+    /// A home that may hold `.config`: absolute and not `/` (the home of services that have none).
+    private static func isUsableHome(_ home: String) -> Bool {
+        PathBytes.isAbsolute(home) && PathBytes.trimmed(home) != "/"
+    }
+
+    /// The home directory of the process's effective user in the user database, when it is an existing
+    /// directory: a home that does not exist (`/nonexistent`, as `nobody` has) is no place to create one.
+    package static func userDatabaseHome() -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var size = max(Int(sysconf(Int32(_SC_GETPW_R_SIZE_MAX))), 1024)
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let status = getpwuid_r(geteuid(), &entry, &buffer, size, &result)
+            if status == ERANGE && size < 1 << 20 {
+                size *= 4
+                continue
+            }
+            guard status == 0, result != nil, let directory = entry.pw_dir else { return nil }
+            let home = String(cString: directory)
+            var info = stat()
+            guard !home.isEmpty, stat(home, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            return home
+        }
+    }
+
+    /// Why there is no preferences directory, for a ``preferencesDirectory`` of `nil`.
+    package static let noDirectoryReason = "there is no preferences directory: \(directoryVariable), XDG_CONFIG_HOME and "
+        + "\(stateDirectoryVariable) are not set, HOME is unset, empty or '/', and the user database gives no usable home; "
+        + "set \(directoryVariable), or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
 
     /// Environment variables, from a given dictionary or else from the process. An empty value counts
     /// as unset.
@@ -202,9 +255,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
     public func applicationDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try refuseMissingDirectory()
+        let directory = try existingDirectory(preferencesDirectory)
         try Self.refuseGlobalDomainName(applicationDomainName)
-        return try FileDomainStorage.shared(directory: preferencesDirectory, name: applicationDomainName, durable: durable)
+        return try FileDomainStorage.shared(directory: directory, name: applicationDomainName, durable: durable)
     }
 
     /// The global domain, `.GlobalPreferences.plist` in the preferences directory.
@@ -214,8 +267,7 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// - Returns: The shared ``FileDomainStorage``.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the directory cannot be used.
     public func globalDomain(durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
-        try refuseMissingDirectory()
-        return try FileDomainStorage.shared(directory: preferencesDirectory, name: Self.globalDomainName, durable: durable)
+        try FileDomainStorage.shared(directory: try existingDirectory(preferencesDirectory), name: Self.globalDomainName, durable: durable)
     }
 
     /// The domain of the group suite `groupID`: `<group container>/<groupID>.plist`.
@@ -227,17 +279,30 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///   the container cannot be used.
     func groupDomain(_ groupID: String, durable: Bool = false) throws(PrefsError) -> FileDomainStorage {
         try Self.refuseGlobalDomainName(groupID)
-        return try FileDomainStorage.shared(directory: groupContainer, name: groupID, durable: durable)
+        return try FileDomainStorage.shared(directory: try existingDirectory(groupContainer), name: groupID, durable: durable)
     }
 
     /// The process-wide suite over the application domain and the global domain.
+    ///
+    /// With no ``preferencesDirectory`` (a service with no usable home and no `STATE_DIRECTORY`), the suite
+    /// still has the administrator's domains: its reads return the system-wide defaults and the forced
+    /// entries, and its writes fail with ``PrefsError/userDefaultsUnavailable(reason:)`` saying what would
+    /// give it a directory.
     /// - Parameter durable: Whether writes to the application domain are durable; see
     ///   ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
-    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name or directory cannot be used.
+    /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when the name cannot be used, or the
+    ///   directory is not an absolute path.
     public func applicationSuite(durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain(),
-                             systemDomains: systemDomains(named: applicationDomainName),
-                             managedDomains: managedDomains(named: applicationDomainName))
+        let system = systemDomains(named: applicationDomainName)
+        let managed = managedDomains(named: applicationDomainName)
+        guard preferencesDirectory != nil else {
+            try Self.refuseUnusableName(applicationDomainName)
+            try Self.refuseGlobalDomainName(applicationDomainName)
+            return DefaultsSuite.shared(persistentDomain: UnavailableDomainStorage.shared(reason: Self.noDirectoryReason),
+                                        globalDomain: nil, systemDomains: system, managedDomains: managed)
+        }
+        return DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain(),
+                                    systemDomains: system, managedDomains: managed)
     }
 
     /// The process-wide suite over the group suite `groupID` and the global domain.
@@ -247,9 +312,22 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///     ``DefaultsSuite/shared(persistentDomain:globalDomain:)`` for how suites are shared.
     /// - Throws: ``PrefsError/userDefaultsUnavailable(reason:)`` when `groupID` cannot be a file name or
     ///   the container cannot be used.
+    ///
+    /// With no group container (none configured, and no ``preferencesDirectory``), the suite keeps the
+    /// administrator's domains as ``applicationSuite(durable:)`` does, and its writes fail.
     public func groupSuite(_ groupID: String, durable: Bool = false) throws(PrefsError) -> DefaultsSuite {
-        DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: try globalDomain(),
-                             systemDomains: systemDomains(named: groupID), managedDomains: managedDomains(named: groupID))
+        let system = systemDomains(named: groupID)
+        let managed = managedDomains(named: groupID)
+        // The global domain lives in the preferences directory, which a configured group container does not need.
+        let global = preferencesDirectory == nil ? nil : try globalDomain()
+        guard groupContainer != nil else {
+            try Self.refuseUnusableName(groupID)
+            try Self.refuseGlobalDomainName(groupID)
+            return DefaultsSuite.shared(persistentDomain: UnavailableDomainStorage.shared(reason: Self.noDirectoryReason),
+                                        globalDomain: global, systemDomains: system, managedDomains: managed)
+        }
+        return DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: global,
+                                    systemDomains: system, managedDomains: managed)
     }
 
     /// The system-wide defaults of the domain `name`: its file in each system directory, then the global
@@ -267,9 +345,15 @@ public struct DefaultsLocations: Sendable, Hashable {
         return [AdministratorDomainStorage.shared(file, verifiesOwnership: true)]
     }
 
-    /// The application and global domains need a preferences directory.
-    private func refuseMissingDirectory() throws(PrefsError) {
-        if preferencesDirectory.isEmpty { throw .userDefaultsUnavailable(reason: Self.noDirectoryReason) }
+    /// The application and global domains need a preferences directory, and group suites a container.
+    private func existingDirectory(_ directory: String?) throws(PrefsError) -> String {
+        guard let directory else { throw .userDefaultsUnavailable(reason: Self.noDirectoryReason) }
+        return directory
+    }
+
+    /// A name that cannot be a file name makes the domain unavailable, even with no directory to put it in.
+    private static func refuseUnusableName(_ name: String) throws(PrefsError) {
+        if let problem = DomainName.problem(with: name) { throw .userDefaultsUnavailable(reason: problem) }
     }
 
     /// The global domain is read-only for suites (SPEC §2.1): an application domain or group suite of

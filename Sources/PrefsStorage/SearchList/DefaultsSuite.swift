@@ -95,6 +95,10 @@ public final class DefaultsSuite: Sendable {
     public let globalDomain: (any DomainStorage)?
     /// The search list: every domain of the suite with its role, in the order a read consults them.
     package let sources: [SearchSource]
+    /// What every successful operation over the suite reports although it succeeded: that the suite has no
+    /// writable domain (``PrefsError/userDefaultsUnavailable(reason:)``: a service with no preferences
+    /// directory reads its administrator's settings, and cannot keep its own). Empty for most suites.
+    package let standingWarnings: [PrefsError]
     private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
@@ -128,6 +132,7 @@ public final class DefaultsSuite: Sendable {
                  argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
+        standingWarnings = (persistentDomain as? UnavailableDomainStorage).map { [.userDefaultsUnavailable(reason: $0.reason)] } ?? []
         arguments = FixedDomainStorage(contents: argumentDomain, location: "the argument domain")
         registered = ProcessDomainStorage(location: "the registration domain")
         var sources = managedDomains.map { SearchSource(.managed, $0) }
@@ -424,13 +429,21 @@ public final class DefaultsSuite: Sendable {
         }
     }
 
-    /// What is wrong with the suite's managed and system domains for the collection under `key` now, for
-    /// an operation to report although it succeeded; empty when nothing is.
-    package func administratorProblems(forCollection key: String) -> [PrefsError] {
-        guard entryByEntry else { return [] }
+    /// Refuses a write when the suite has no writable domain (see ``UnavailableDomainStorage``), before
+    /// anything else about the write is looked at.
+    package func refuseWritesWithoutDomain() throws(PrefsError) {
+        if let unavailable = persistentDomain as? UnavailableDomainStorage {
+            throw .userDefaultsUnavailable(reason: unavailable.reason)
+        }
+    }
+
+    /// What an operation on the collection under `key` reports although it succeeded: the suite's
+    /// ``standingWarnings``, then what is wrong with its managed and system domains now; empty when nothing is.
+    package func warnings(forCollection key: String) -> [PrefsError] {
+        guard entryByEntry else { return standingWarnings }
         var problems: [PrefsError] = []
         _ = try? find(key, collection: true, problems: &problems)
-        return problems
+        return standingWarnings + problems
     }
 
     /// Builds the value of one key from what each kind of domain holds (see ``find(_:collection:problems:)``).
@@ -563,7 +576,7 @@ public final class DefaultsSuite: Sendable {
     /// ``lookup(_:)``).
     /// - Throws: The read errors of the suite's domains.
     public func propertyListRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
-        _ = try persistentDomain.snapshot()  // first: an unavailable suite shows nothing
+        _ = try persistentDomain.snapshot()  // first: an unreadable domain file shows nothing
         var keys = Set<String>()
         for source in sources { keys.formUnion(try source.storage.snapshot().contents.keys) }
         var merged: [String: PropertyListValue] = [:]

@@ -75,6 +75,7 @@ import Synchronization
 ///
 /// ### Handling Errors
 /// - ``lastError``
+/// - ``lastWarnings``
 /// - ``PrefsError``
 /// - ``Errno``
 ///
@@ -102,6 +103,8 @@ open class RVS_PersistentPrefs {
     /// The outcome of the last operation, boxed: clearing it, which every successful read does, is then a
     /// pointer store instead of copies of a many-payload enum.
     @exclusivity(unchecked) private var error: OperationError?
+    /// The warnings of the last operation (see ``lastWarnings``); guarded by `operationLock`.
+    @exclusivity(unchecked) private var warnings: [PrefsError] = []
     @exclusivity(unchecked) private var nativeCache: NativeCache?
     /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
     private let givenSuite: DefaultsSuite?
@@ -167,6 +170,9 @@ open class RVS_PersistentPrefs {
     /// may be another thread's. The reads the library makes to notify observers leave it unchanged;
     /// operations a handler performs itself set it.
     ///
+    /// A problem that did not stop the operation, such as an administrator's file that was ignored, is
+    /// never here: it is in ``lastWarnings``. So `if let error = prefs.lastError` reports failures only.
+    ///
     /// It is settable, so that a subclass may report failures of its own, for example with
     /// ``PrefsError/unknownError(error:)``.
     open var lastError: PrefsError? {
@@ -177,6 +183,37 @@ open class RVS_PersistentPrefs {
             operationLock.lock()
             defer { operationLock.unlock() }
             error = boxed
+        }
+    }
+
+    /// The problems the most recent operation met that did not stop it: empty after most operations.
+    ///
+    /// Every operation replaces it, as it sets ``lastError``. It holds, for example:
+    /// - ``PrefsError/administratorFileIgnored(path:reason:)`` for an administrator's system or managed
+    ///   file the operation ignored, with its path and why (an owner or mode others could have changed, a
+    ///   file that is not a property list): the operation used the other domains' values;
+    /// - ``PrefsError/userDefaultsUnavailable(reason:)`` when there is no preferences directory (a
+    ///   service with no usable home and no `STATE_DIRECTORY`): reads still return the administrator's
+    ///   settings, while writes fail with the same error in ``lastError``.
+    ///
+    /// ```swift
+    /// prefs.appearance = "dark"
+    /// if let error = prefs.lastError { print("not saved:", error) }
+    /// for warning in prefs.lastWarnings { print("warning:", warning) }
+    /// ```
+    public var lastWarnings: [PrefsError] {
+        locked { warnings }
+    }
+
+    /// Replaces ``lastWarnings`` with the suite's standing warnings and `problems`, writing nothing when
+    /// both it and they are empty (the common case, on every read). Caller holds the operation lock.
+    @inline(__always)
+    func keepWarnings(_ problems: [PrefsError] = [], of suite: DefaultsSuite) {
+        let standing = suite.standingWarnings
+        if problems.isEmpty {
+            if !(standing.isEmpty && warnings.isEmpty) { warnings = standing }
+        } else {
+            warnings = standing + problems
         }
     }
 
@@ -401,16 +438,22 @@ open class RVS_PersistentPrefs {
         return try body()
     }
 
-    /// Runs one operation: clears ``lastError``, and records what `body` throws there.
+    /// Runs one operation: clears ``lastError`` and ``lastWarnings``, and records what `body` throws there.
     /// - Parameter notifies: Whether `body` may run observers' handlers, whose own operations set
-    ///   ``lastError`` meanwhile: then it is cleared again after a success.
+    ///   ``lastError`` and ``lastWarnings`` meanwhile: then both are set again after a success (a `body`
+    ///   that cannot notify sets the warnings it finds itself).
     func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
         // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
         lastError = nil
+        if !warnings.isEmpty { warnings = [] }
         do {
             let result = try body()
-            // A success over an administrator's broken file still says so (after handlers' own operations).
-            if notifies { lastError = userDefaults?.administratorProblems(forCollection: key).first }
+            if notifies {
+                // A success over an administrator's broken file is a success: what went wrong is a warning,
+                // found after handlers' own operations.
+                lastError = nil
+                warnings = userDefaults?.warnings(forCollection: key) ?? []
+            }
             return result
         } catch {
             lastError = error
@@ -450,14 +493,15 @@ open class RVS_PersistentPrefs {
            cache.key == storageKey, keptReadStands(cache.keptAt, by: suite, storageKey: storageKey) {
             let values = cache.values
             lastError = nil
+            keepWarnings(of: suite)
             return values
         }
         return operation(failure: [:], notifies: false) { () throws(PrefsError) -> [String: Any] in
             // The kept read was tried above, with the same suite and key: here the domains are searched.
             let collection = try collection()
             var problems: [PrefsError] = []
-            // Reported, though the read succeeds with the other domains' values.
-            defer { if let problem = problems.first { lastError = problem } }
+            // Reported as warnings: the read succeeds with the other domains' values.
+            defer { keepWarnings(problems, of: collection.suite) }
             guard let found = try collection.read(problems: &problems) else { return [:] }
             let snapshot = found.snapshot
             if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,
@@ -521,6 +565,9 @@ open class RVS_PersistentPrefs {
                 let constraints = EntryRegistry.registry(of: self).constraints
                 try write.checkWithoutStore(allowed: allowed, constraints: constraints)
                 let collection = try collection()
+                // No writable domain (a service with no preferences directory): refused before anything is
+                // checked against forced entries or announced.
+                try collection.suite.refuseWritesWithoutDomain()
                 // A write naming an entry the administrator forces is refused as a whole (a whole replacement
                 // is checked against what it changes, under the lock).
                 if let replacement = write.replacement {

@@ -43,12 +43,13 @@ extension RVS_PersistentPrefs {
         // Nothing changed since the suite kept the read this value came from: not even a search.
         if definition.isCached, let keptAt = definition.keptAt, definition.suite === collection.suite,
            definition.storageKey == collection.storageKey, collection.suite.isUnchanged(since: keptAt) {
+            keepWarnings(of: collection.suite)
             return try definition.cachedValue()
         }
         var problems: [PrefsError] = []
         let found = try collection.read(problems: &problems)
-        // Reported, though the read succeeds with the other domains' values.
-        if let problem = problems.first { lastError = problem }
+        // Reported as warnings: the read succeeds with the other domains' values.
+        keepWarnings(problems, of: collection.suite)
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
         if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
            definition.storageKey == collection.storageKey {
@@ -108,6 +109,7 @@ extension RVS_PersistentPrefs {
               keptReadStands(definition.keptAt, by: suite, storageKey: storageKey) else { return nil }
         swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
         lastError = nil
+        keepWarnings(of: suite)
         return decoded
     }
 

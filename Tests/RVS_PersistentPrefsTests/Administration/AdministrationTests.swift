@@ -64,7 +64,7 @@ struct SystemDefaultsTests {
         #expect(prefs["flag"] as? Bool == true)
     }
 
-    @Test("A system file that is not a property list, or holds no dictionary, is reported with its path, never fatal, never moved",
+    @Test("A system file that is not a property list, or holds no dictionary, is a warning with its path, never an error, never moved",
           arguments: ["garbage", "array root", "string under the key"])
     func badSystemFile(kind: String) throws {
         let bytes: [UInt8]
@@ -76,8 +76,9 @@ struct SystemDefaultsTests {
         fixture.installRaw(bytes, at: fixture.xdgFile)
         let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
         prefs.launchCount = 4
-        guard case .administratorFileIgnored(let path, _)? = prefs.lastError else {
-            Issue.record("expected administratorFileIgnored, got \(String(describing: prefs.lastError))")
+        #expect(prefs.lastError == nil, "the write succeeded")
+        guard case .administratorFileIgnored(let path, _)? = prefs.lastWarnings.first, prefs.lastWarnings.count == 1 else {
+            Issue.record("expected one administratorFileIgnored warning, got \(prefs.lastWarnings)")
             return
         }
         #expect(path == fixture.xdgFile)
@@ -160,7 +161,7 @@ struct ForcedEntriesTests {
         #expect(suite.objectIsForced(forKey: "color", inDomain: "com.example.other"))
     }
 
-    @Test("A managed file others could have written is ignored and reported by every operation, while reads return the other values",
+    @Test("A managed file others could have written is ignored, a warning of every operation, while reads return the other values",
           arguments: ["file world-writable", "file group-writable", "directory group-writable", "file owned by another user",
                       "directory linked to an insecure one"])
     func insecureManagedFile(kind: String) throws {
@@ -182,10 +183,16 @@ struct ForcedEntriesTests {
         }
         let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
         prefs.appearance = "light"
+        var warnings = [prefs.lastWarnings]
+        #expect(prefs.lastError == nil, "the write succeeded")
         #expect(prefs.appearance == "light")
-        for error in [prefs.lastError] {
-            guard case .administratorFileIgnored(let path, let reason)? = error else {
-                Issue.record("expected administratorFileIgnored, got \(String(describing: error))")
+        #expect(prefs.lastError == nil, "the read succeeded")
+        warnings.append(prefs.lastWarnings)
+        _ = prefs.values
+        warnings.append(prefs.lastWarnings)
+        for warning in warnings {
+            guard case .administratorFileIgnored(let path, let reason)? = warning.first, warning.count == 1 else {
+                Issue.record("expected one administratorFileIgnored warning, got \(warning)")
                 continue
             }
             #expect(path == expectedPath)
@@ -225,7 +232,8 @@ struct ForcedEntriesTests {
         fixture.installRaw(BinaryPropertyList.encode(.dictionary([fixture.storageKey: .string("x")])), at: fixture.managedFile)
         let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
         prefs.launchCount = 3
-        if case .administratorFileIgnored? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        #expect(prefs.lastError == nil)
+        if case .administratorFileIgnored? = prefs.lastWarnings.first {} else { Issue.record("\(prefs.lastWarnings)") }
         #expect(fixture.userCollection() == ["launchCount": .integer(3)])
     }
 
@@ -245,6 +253,69 @@ struct ForcedEntriesTests {
         #expect(fixture.userCollection() == ["appearance": .string("light")])
     }
 
+    @Test("A managed file that is a symbolic link is judged by every directory on its resolved path: ignored, with a warning, where one is writable by others without the sticky bit",
+          arguments: ["world-writable directory", "group-writable ancestor", "sticky world-writable directory", "secure directory"])
+    func linkedManagedFile(kind: String) throws {
+        let outside = fixture.directory.appending("outside")
+        mkdir(outside, 0o700)
+        var target = outside + "/forced.plist"
+        var honoured = false
+        switch kind {
+        case "world-writable directory":
+            chmod(outside, 0o777)
+        case "group-writable ancestor":
+            chmod(outside, 0o770)
+            mkdir(outside + "/inner", 0o700)
+            target = outside + "/inner/forced.plist"
+        case "sticky world-writable directory":
+            chmod(outside, 0o1777)
+            honoured = true
+        default:
+            honoured = true
+        }
+        fixture.install(["appearance": .string("dark")], at: target)
+        #expect(symlink(target, fixture.managedFile) == 0)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        #expect(prefs.appearance == (honoured ? "dark" : "system"))
+        #expect(prefs.lastError == nil)
+        #expect(prefs.isForced("appearance") == honoured)
+        if honoured {
+            #expect(prefs.lastWarnings.isEmpty, "\(prefs.lastWarnings)")
+        } else {
+            guard case .administratorFileIgnored(let path, let reason)? = prefs.lastWarnings.first else {
+                Issue.record("expected administratorFileIgnored, got \(prefs.lastWarnings)")
+                return
+            }
+            #expect(path == fixture.managedFile)
+            #expect(reason.contains(outside) && reason.contains("writable"), "\(reason)")
+        }
+    }
+
+    @Test("setPersistentDomain(_:forName:) refuses to set or remove a forced entry, as every other write does; other entries, and removing the collection, stay possible",
+          arguments: ["own domain", "domain named for another"])
+    func setPersistentDomainRefusesForcedEntries(kind: String) throws {
+        let suite = try fixture.suite()
+        let name = kind == "own domain" ? fixture.domainName : "com.example.other"
+        fixture.install(["appearance": .string("dark")], at: fixture.managed + "/\(name).plist")
+        let file = fixture.preferences + "/\(name).plist"
+        suite.setPersistentDomain([fixture.storageKey: ["appearance": "light", "flag": true]], forName: name)
+        guard case .forcedByAdministrator(let entries, let path)? = suite.lastError else {
+            Issue.record("expected forcedByAdministrator, got \(String(describing: suite.lastError))")
+            return
+        }
+        #expect(entries == ["appearance"] && path == fixture.managed + "/\(name).plist")
+        #expect(!FileManager.default.fileExists(atPath: file), "nothing written")
+        suite.setPersistentDomain([fixture.storageKey: ["flag": true]], forName: name)
+        #expect(suite.lastError == nil)
+        #expect(suite.persistentDomain(forName: name)?[fixture.storageKey] as? [String: Bool] == ["flag": true])
+        if kind == "own domain" {
+            #expect(suite.dictionary(forKey: fixture.storageKey)?["appearance"] as? String == "dark")
+            suite.removeObject(forKey: fixture.storageKey)
+            #expect(suite.lastError == nil, "\(String(describing: suite.lastError))")
+            #expect(suite.persistentDomain(forName: name) == nil)
+        }
+    }
+
     @Test("A managed directory that is a symbolic link to a secure directory is honoured")
     func linkedSecureDirectory() throws {
         let real = fixture.directory.appending("etc/real-managed")
@@ -255,6 +326,53 @@ struct ForcedEntriesTests {
         let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
         #expect(prefs.appearance == "dark")
         #expect(prefs.isForced("appearance"))
+    }
+}
+
+@Suite("lastError is nil after a success; what did not stop an operation is in lastWarnings")
+struct LastWarningsTests {
+    let fixture = AdministrationFixture()
+
+    @Test("Every kind of operation over an ignored administrator's file succeeds with lastError nil and the file in lastWarnings",
+          arguments: ["untyped read", "typed read", "subscript write", "typed write", "whole replacement", "modify", "flush", "count"])
+    func successesOverAnIgnoredFile(kind: String) throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile, mode: 0o666)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        // Twice: the second time, the read may be one the suite kept.
+        for _ in 0..<2 {
+            switch kind {
+            case "untyped read": _ = prefs["appearance"]
+            case "typed read": _ = prefs.appearance
+            case "subscript write": prefs["flag"] = true
+            case "typed write": prefs.launchCount = 2
+            case "whole replacement": prefs.values = ["launchCount": 3]
+            case "modify": prefs.modify(\.$launchCount) { $0 += 1 }
+            case "flush": prefs.flush()
+            default: _ = prefs.count
+            }
+            #expect(prefs.lastError == nil, "\(String(describing: prefs.lastError))")
+            guard case .administratorFileIgnored(let path, _)? = prefs.lastWarnings.first, prefs.lastWarnings.count == 1 else {
+                Issue.record("expected the ignored file among the warnings, got \(prefs.lastWarnings)")
+                return
+            }
+            #expect(path == fixture.managedFile)
+        }
+    }
+
+    @Test("lastWarnings is replaced by every operation: empty once the administrator's file is fixed, and a failure's lastError comes without old warnings")
+    func warningsAreReplaced() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile, mode: 0o666)
+        let prefs = AdministeredSettings(key: fixture.storageKey, suite: try fixture.suite())
+        prefs.launchCount = 1
+        #expect(prefs.lastWarnings.count == 1)
+        prefs["unknown"] = 1
+        if case .incorrectKeys? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        #expect(prefs.lastWarnings.isEmpty, "refused before any domain was read: \(prefs.lastWarnings)")
+        #expect(prefs.launchCount == 1)
+        #expect(prefs.lastWarnings.count == 1)
+        chmod(fixture.managedFile, 0o600)
+        #expect(prefs.appearance == "dark")
+        #expect(prefs.lastWarnings.isEmpty && prefs.lastError == nil)
     }
 }
 
@@ -379,43 +497,99 @@ struct AdministratorChangeWatchingTests {
         chmod(fixture.managedFile, 0o666)
         #expect(heard.wait { $0.contains("system") })
         #expect(prefs.appearance == "system")
-        if case .administratorFileIgnored? = prefs.lastError {} else { Issue.record("\(String(describing: prefs.lastError))") }
+        #expect(prefs.lastError == nil)
+        if case .administratorFileIgnored? = prefs.lastWarnings.first {} else { Issue.record("\(prefs.lastWarnings)") }
         token.invalidate()
         prefs.watchesExternalChanges = false
     }
 }
 
-@Suite("Services without a home: STATE_DIRECTORY, or a clear reason")
+@Suite("Services without a home keep their administrators' layers")
 struct ServicesWithoutHomeTests {
     let directory = TemporaryDirectory()
 
-    private func runWorker(_ environment: [String]) throws -> [String] {
-        let worker = try ChildProcess("/usr/bin/env", ["-i"] + environment + [ChildProcess.buildDirectory + "/TestWorker",
-                                                                               "default-instance", "/unused", "unused", "settings"])
+    /// Whether a child can be given a user database of the test's own: root makes a mount namespace
+    /// (`unshare --mount`) and binds a file over /etc/passwd there, so that `getpwuid_r` gives the home the
+    /// test chooses. (As another user, a user namespace would show root's directories as owned by nobody,
+    /// and no managed file could be honoured.)
+    static let canReplaceUserDatabase = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+
+    /// Runs the test worker's `mode` with only `environment` (`env -i`), and, when `home` is given, a user
+    /// database whose only entry, root's, has that home (as nss-systemd gives `DynamicUser=` services `/`).
+    private func runWorker(_ mode: String, _ environment: [String], userDatabaseHome home: String? = nil) throws -> [String] {
+        let command = [ChildProcess.buildDirectory + "/TestWorker", mode, "/unused", "unused", "settings"]
+        let worker: ChildProcess
+        if let home {
+            let passwd = directory.appending("passwd")
+            writeFile(passwd, Array("root:x:0:0:root:\(home):/bin/sh\n".utf8))
+            worker = try ChildProcess("/usr/bin/unshare", ["--mount", "/bin/sh", "-c",
+                                                          "mount --bind \"$1\" /etc/passwd && shift && exec /usr/bin/env -i \"$@\"",
+                                                          "sh", passwd] + environment + command)
+        } else {
+            worker = try ChildProcess("/usr/bin/env", ["-i"] + environment + command)
+        }
         let lines = worker.readAllOutput().split(separator: "\n").map(String.init)
         #expect(worker.wait() == 0, "\(worker.readErrors())")
         return lines
     }
 
+    /// An administrator's system default (volume 5) and forced entry (appearance "forced") for the worker's
+    /// domain, in directories of the test: the environment to give a service that should see them.
+    private func installAdministratorsLayers() -> [String] {
+        let system = directory.appending("xdg")
+        let managed = directory.appending("managed")
+        for path in [system, system + "/RVS_PersistentPrefs", managed] { mkdir(path, 0o700) }
+        for (path, entries) in [(system + "/RVS_PersistentPrefs/TestWorker.plist", ["volume": PropertyListValue.integer(5)]),
+                                (managed + "/TestWorker.plist", ["appearance": .string("forced")])] {
+            writeFile(path, BinaryPropertyList.encode(.dictionary(["settings": .dictionary(entries)])))
+            chmod(path, 0o600)
+        }
+        return ["XDG_CONFIG_DIRS=\(system)", "RVS_PREFS_MANAGED_DIRECTORY=\(managed)"]
+    }
+
     @Test("With only STATE_DIRECTORY (as systemd's DynamicUser= gives), the application domain lives there")
     func stateDirectory() throws {
         let state = directory.appending("state")
-        let lines = try runWorker(["STATE_DIRECTORY=\(state)/"])
+        let lines = try runWorker("default-instance", ["STATE_DIRECTORY=\(state)/"])
         #expect(lines == ["read-error none", "write-error none", "path \(state)/TestWorker.plist"])
         #expect(FileManager.default.fileExists(atPath: state + "/TestWorker.plist"))
     }
 
-    @Test("With HOME=/ and no STATE_DIRECTORY, every operation fails from the first, reads included, naming what would fix it",
-          arguments: [["HOME=/"], [String]()])
-    func noHome(environment: [String]) throws {
-        let lines = try runWorker(environment)
-        #expect(lines.count == 3)
-        for line in lines.prefix(2) {
-            #expect(line.contains("RVS_PREFS_DIRECTORY") && line.contains("STATE_DIRECTORY"), "\(line)")
-            #expect(line.contains("unavailable"), "\(line)")
-        }
-        #expect(lines.last == "path none")
+    @Test("Started with an empty environment and no usable home (HOME unset or '/', the user database's '/'), a service reads its administrator's defaults and forced entries; writes fail with userDefaultsUnavailable naming what would fix it",
+          .enabled(if: canReplaceUserDatabase, "needs root, to give the child a user database of the test's own in a mount namespace"),
+          arguments: [[String](), ["HOME=/"]])
+    func administratorsLayersWithoutHome(environment: [String]) throws {
+        let lines = try runWorker("administered-service", installAdministratorsLayers() + environment, userDatabaseHome: "/")
+        #expect(lines.count == 5, "\(lines)")
+        guard lines.count == 5 else { return }
+        #expect(lines[0] == "read-error none")
+        #expect(lines[1] == "values appearance=forced,volume=5")
+        #expect(lines[2].contains("unavailable") && lines[2].contains("STATE_DIRECTORY"), "the read's warning: \(lines[2])")
+        #expect(lines[3].contains("unavailable") && lines[3].contains("RVS_PREFS_DIRECTORY") && lines[3].contains("STATE_DIRECTORY"),
+                "\(lines[3])")
+        #expect(lines[4] == "path none")
         #expect(!lines.joined().contains("//"))
+    }
+
+    @Test("Started with an empty environment, a program finds its preferences under the home the user database gives (getpwuid_r)",
+          .enabled(if: canReplaceUserDatabase, "needs root, to give the child a user database of the test's own in a mount namespace"))
+    func userDatabaseHome() throws {
+        let home = directory.appending("home")
+        mkdir(home, 0o700)
+        let lines = try runWorker("administered-service", installAdministratorsLayers(), userDatabaseHome: home)
+        #expect(lines == ["read-error none", "values appearance=forced,volume=5", "read-warnings none", "write-error none",
+                          "path \(home)/.config/RVS_PersistentPrefs/TestWorker.plist"])
+        #expect(FileManager.default.fileExists(atPath: home + "/.config/RVS_PersistentPrefs/TestWorker.plist"))
+    }
+
+    @Test("STATE_DIRECTORY comes before the user database's home",
+          .enabled(if: canReplaceUserDatabase, "needs root, to give the child a user database of the test's own in a mount namespace"))
+    func stateDirectoryBeforeUserDatabase() throws {
+        let home = directory.appending("home")
+        let state = directory.appending("state")
+        mkdir(home, 0o700)
+        let lines = try runWorker("default-instance", ["STATE_DIRECTORY=\(state)"], userDatabaseHome: home)
+        #expect(lines == ["read-error none", "write-error none", "path \(state)/TestWorker.plist"])
     }
 
     @Test("Locations never contain '//', whatever trailing slashes the variables have")
@@ -426,7 +600,7 @@ struct ServicesWithoutHomeTests {
         ]
         for environment in cases {
             let locations = DefaultsLocations.current(applicationDomainName: "app", environment: environment)
-            let paths = [locations.preferencesDirectory] + locations.systemDirectories + [locations.managedDirectory ?? ""]
+            let paths = [locations.preferencesDirectory ?? ""] + locations.systemDirectories + [locations.managedDirectory ?? ""]
             #expect(!paths.contains { $0.contains("//") }, "\(environment) → \(paths)")
         }
         let service = DefaultsLocations.current(applicationDomainName: "app", environment: ["HOME": "/", "STATE_DIRECTORY": "/var/lib/s/"])
