@@ -16,7 +16,7 @@ enum DefaultsHelp {
             "Per-host domains (-currentHost, -host) and application bundles (-app) do not exist on Linux: name the domain itself.",
         ]),
         ("The directory", [
-            "The directory is --directory PATH; otherwise the one the library uses: $RVS_PREFS_DIRECTORY when set, else $XDG_CONFIG_HOME/RVS_PersistentPrefs, else ~/.config/RVS_PersistentPrefs. Group suites live in their group container: point --directory there to inspect them.",
+            "The directory is --directory PATH; otherwise the one the library uses, the first of: $RVS_PREFS_DIRECTORY; $XDG_CONFIG_HOME/RVS_PersistentPrefs; $HOME/.config/RVS_PersistentPrefs when HOME is set, not empty and not /; the first path of $STATE_DIRECTORY; .config/RVS_PersistentPrefs under the home the user database gives the user. With none of these, give --directory. Group suites live in their group container: point --directory there to inspect them.",
         ]),
         ("Values", [
             "OpenStep text has no numbers or Booleans: '{count = 5;}' stores the string \"5\". Use -int, -bool, -dict and the other types for typed values. Booleans read back as 1 and 0, as in `defaults`; read-type tells them apart.",

@@ -353,7 +353,7 @@ extension DefaultsSuite {
         if DomainName.globalDomainNames.contains(name) { return (globalDomain, false) }
         if name == persistentDomainName { return (persistentDomain, true) }
         // No preferences directory: no domain of any name can be kept (reads find nothing, writes are refused).
-        if persistentDomain is UnavailableDomainStorage { return (persistentDomain, true) }
+        if persistentDomain is NoDirectoryDomainStorage { return (persistentDomain, true) }
         if let file = persistentDomain as? FileDomainStorage {
             return (try FileDomainStorage.shared(directory: file.directory, name: name, durable: file.durable), true)
         }

@@ -90,6 +90,10 @@ public enum PrefsError: Error, CustomStringConvertible {
     ///
     /// A directory that cannot be created is not this case: the first write reports it as
     /// ``writeFailed(path:step:errno:)`` at ``Step/createDirectory(_:)``.
+    ///
+    /// With no preferences directory at all (see ``DefaultsLocations``), writes fail with it, and reads,
+    /// which still return an administrator's system defaults and forced entries, carry it as a warning
+    /// (``RVS_PersistentPrefs/lastWarnings``).
     case userDefaultsUnavailable(reason: String)
 
     /// The value stored under the storage key `key` is not a string-keyed dictionary.
@@ -182,8 +186,9 @@ public enum PrefsError: Error, CustomStringConvertible {
     /// `reason` says why (not a property list, a value that is not a dictionary, or, for a managed file,
     /// an owner or mode that anyone but root or this user could have changed).
     ///
-    /// The operation itself succeeded with the other domains' values: the ignored file supplies
-    /// nothing until it is fixed, and the library never repairs or moves it.
+    /// The operation itself succeeded with the other domains' values, so an instance reports it among
+    /// its warnings (``RVS_PersistentPrefs/lastWarnings``), never as its ``RVS_PersistentPrefs/lastError``:
+    /// the ignored file supplies nothing until it is fixed, and the library never repairs or moves it.
     case administratorFileIgnored(path: String, reason: String)
 
     /// Kept for source compatibility with the Apple-platform library; never produced, since a

@@ -298,7 +298,7 @@ public struct DefaultsLocations: Sendable, Hashable {
         guard preferencesDirectory != nil else {
             try Self.refuseUnusableName(applicationDomainName)
             try Self.refuseGlobalDomainName(applicationDomainName)
-            return DefaultsSuite.shared(persistentDomain: UnavailableDomainStorage.shared(reason: Self.noDirectoryReason),
+            return DefaultsSuite.shared(persistentDomain: NoDirectoryDomainStorage.shared(reason: Self.noDirectoryReason),
                                         globalDomain: nil, systemDomains: system, managedDomains: managed)
         }
         return DefaultsSuite.shared(persistentDomain: try applicationDomain(durable: durable), globalDomain: try globalDomain(),
@@ -323,7 +323,7 @@ public struct DefaultsLocations: Sendable, Hashable {
         guard groupContainer != nil else {
             try Self.refuseUnusableName(groupID)
             try Self.refuseGlobalDomainName(groupID)
-            return DefaultsSuite.shared(persistentDomain: UnavailableDomainStorage.shared(reason: Self.noDirectoryReason),
+            return DefaultsSuite.shared(persistentDomain: NoDirectoryDomainStorage.shared(reason: Self.noDirectoryReason),
                                         globalDomain: global, systemDomains: system, managedDomains: managed)
         }
         return DefaultsSuite.shared(persistentDomain: try groupDomain(groupID, durable: durable), globalDomain: global,

@@ -132,7 +132,7 @@ public final class DefaultsSuite: Sendable {
                  argumentDomain: [String: PropertyListValue]) {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
-        standingWarnings = (persistentDomain as? UnavailableDomainStorage).map { [.userDefaultsUnavailable(reason: $0.reason)] } ?? []
+        standingWarnings = (persistentDomain as? NoDirectoryDomainStorage).map { [.userDefaultsUnavailable(reason: $0.reason)] } ?? []
         arguments = FixedDomainStorage(contents: argumentDomain, location: "the argument domain")
         registered = ProcessDomainStorage(location: "the registration domain")
         var sources = managedDomains.map { SearchSource(.managed, $0) }
@@ -429,10 +429,10 @@ public final class DefaultsSuite: Sendable {
         }
     }
 
-    /// Refuses a write when the suite has no writable domain (see ``UnavailableDomainStorage``), before
+    /// Refuses a write when the suite has no writable domain (see ``NoDirectoryDomainStorage``), before
     /// anything else about the write is looked at.
     package func refuseWritesWithoutDomain() throws(PrefsError) {
-        if let unavailable = persistentDomain as? UnavailableDomainStorage {
+        if let unavailable = persistentDomain as? NoDirectoryDomainStorage {
             throw .userDefaultsUnavailable(reason: unavailable.reason)
         }
     }

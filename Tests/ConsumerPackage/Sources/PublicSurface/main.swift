@@ -261,7 +261,7 @@ final class Untyped: RVS_PersistentPrefs {
 }
 
 let byName = Untyped()
-check(byName.key == "Untyped" && byName.userDefaults != nil && byName.lastError == nil)
+check(byName.key == "Untyped" && byName.userDefaults != nil && byName.lastError == nil && byName.lastWarnings.isEmpty)
 byName["name"] = "first"
 check(FileManager.default.fileExists(atPath: root + "/app/surface.plist") && byName.count == 1)
 byName.values = ["name": "second", "size": 2]

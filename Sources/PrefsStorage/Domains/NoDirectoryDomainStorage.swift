@@ -10,7 +10,7 @@ import Synchronization
 /// service cannot keep its own. The base class reports the unavailability among its warnings (see
 /// ``DefaultsSuite/standingWarnings``), and every write fails with
 /// ``PrefsError/userDefaultsUnavailable(reason:)``.
-package final class UnavailableDomainStorage: DomainStorage, EpochVouchedStorage {
+package final class NoDirectoryDomainStorage: DomainStorage, EpochVouchedStorage {
     /// Why there is no writable domain, naming what would give one.
     package let reason: String
 
@@ -18,13 +18,13 @@ package final class UnavailableDomainStorage: DomainStorage, EpochVouchedStorage
         self.reason = reason
     }
 
-    private static let registry = Mutex<[String: UnavailableDomainStorage]>([:])
+    private static let registry = Mutex<[String: NoDirectoryDomainStorage]>([:])
 
     /// One object per reason, so that the suites made over it are shared per process as file suites are.
-    package static func shared(reason: String) -> UnavailableDomainStorage {
+    package static func shared(reason: String) -> NoDirectoryDomainStorage {
         registry.withLock { domains in
             if let existing = domains[reason] { return existing }
-            let domain = UnavailableDomainStorage(reason: reason)
+            let domain = NoDirectoryDomainStorage(reason: reason)
             domains[reason] = domain
             return domain
         }
