@@ -99,6 +99,8 @@ public final class DefaultsSuite: Sendable {
     /// writable domain (``PrefsError/userDefaultsUnavailable(reason:)``: a service with no preferences
     /// directory reads its administrator's settings, and cannot keep its own). Empty for most suites.
     package let standingWarnings: [PrefsError]
+    /// Whether ``standingWarnings`` is not empty: what every read looks at, without retaining the array.
+    package let hasStandingWarnings: Bool
     private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
@@ -133,6 +135,7 @@ public final class DefaultsSuite: Sendable {
         self.persistentDomain = persistentDomain
         self.globalDomain = globalDomain
         standingWarnings = (persistentDomain as? NoDirectoryDomainStorage).map { [.userDefaultsUnavailable(reason: $0.reason)] } ?? []
+        hasStandingWarnings = !standingWarnings.isEmpty
         arguments = FixedDomainStorage(contents: argumentDomain, location: "the argument domain")
         registered = ProcessDomainStorage(location: "the registration domain")
         var sources = managedDomains.map { SearchSource(.managed, $0) }

@@ -105,6 +105,8 @@ open class RVS_PersistentPrefs {
     @exclusivity(unchecked) private var error: OperationError?
     /// The warnings of the last operation (see ``lastWarnings``); guarded by `operationLock`.
     @exclusivity(unchecked) private var warnings: [PrefsError] = []
+    /// Whether `warnings` is not empty, read by every read without touching the array.
+    @exclusivity(unchecked) private var hasWarnings = false
     @exclusivity(unchecked) private var nativeCache: NativeCache?
     /// The suite handed to ``init(key:values:suite:)``, which the default ``userDefaults`` returns.
     private let givenSuite: DefaultsSuite?
@@ -205,16 +207,19 @@ open class RVS_PersistentPrefs {
         locked { warnings }
     }
 
-    /// Replaces ``lastWarnings`` with the suite's standing warnings and `problems`, writing nothing when
-    /// both it and they are empty (the common case, on every read). Caller holds the operation lock.
+    /// Replaces ``lastWarnings`` with the suite's standing warnings and `problems`. Caller holds the
+    /// operation lock.
+    @inline(never)
+    func keepWarnings(_ problems: [PrefsError], of suite: DefaultsSuite) {
+        warnings = suite.standingWarnings + problems
+        hasWarnings = !warnings.isEmpty
+    }
+
+    /// Replaces ``lastWarnings`` with the suite's standing warnings, for a read that found no problem: on
+    /// the path of every read, so two loads of flags when there is nothing to say (no array is retained).
     @inline(__always)
-    func keepWarnings(_ problems: [PrefsError] = [], of suite: DefaultsSuite) {
-        let standing = suite.standingWarnings
-        if problems.isEmpty {
-            if !(standing.isEmpty && warnings.isEmpty) { warnings = standing }
-        } else {
-            warnings = standing + problems
-        }
+    func keepWarnings(of suite: DefaultsSuite) {
+        if hasWarnings || suite.hasStandingWarnings { keepWarnings([], of: suite) }
     }
 
     /// The entry names this subclass allows. Override with a stable list.
@@ -445,7 +450,10 @@ open class RVS_PersistentPrefs {
     func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
         // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
         lastError = nil
-        if !warnings.isEmpty { warnings = [] }
+        if hasWarnings {
+            warnings = []
+            hasWarnings = false
+        }
         do {
             let result = try body()
             if notifies {
@@ -453,6 +461,7 @@ open class RVS_PersistentPrefs {
                 // found after handlers' own operations.
                 lastError = nil
                 warnings = userDefaults?.warnings(forCollection: key) ?? []
+                hasWarnings = !warnings.isEmpty
             }
             return result
         } catch {
@@ -501,7 +510,7 @@ open class RVS_PersistentPrefs {
             let collection = try collection()
             var problems: [PrefsError] = []
             // Reported as warnings: the read succeeds with the other domains' values.
-            defer { keepWarnings(problems, of: collection.suite) }
+            defer { if problems.isEmpty { keepWarnings(of: collection.suite) } else { keepWarnings(problems, of: collection.suite) } }
             guard let found = try collection.read(problems: &problems) else { return [:] }
             let snapshot = found.snapshot
             if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,

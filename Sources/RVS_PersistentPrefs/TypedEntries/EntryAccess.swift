@@ -49,7 +49,7 @@ extension RVS_PersistentPrefs {
         var problems: [PrefsError] = []
         let found = try collection.read(problems: &problems)
         // Reported as warnings: the read succeeds with the other domains' values.
-        keepWarnings(problems, of: collection.suite)
+        if problems.isEmpty { keepWarnings(of: collection.suite) } else { keepWarnings(problems, of: collection.suite) }
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
         if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
            definition.storageKey == collection.storageKey {
