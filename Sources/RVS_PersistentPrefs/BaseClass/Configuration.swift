@@ -109,8 +109,9 @@ extension RVS_PersistentPrefs {
     ///
     /// Resolved at the first operation that needs it, and again at the first after a setting above
     /// changed; in between, every operation takes the same suite, at the cost of one atomic load. The
-    /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`) is
-    /// read once, at the first resolution: a change of it later does not move this process's suite.
+    /// environment (`RVS_PREFS_DIRECTORY`, `RVS_PREFS_GROUP_CONTAINER`, `XDG_CONFIG_HOME`, `HOME`,
+    /// `STATE_DIRECTORY`, and the user database's home when it comes to that) is read once, at the first
+    /// resolution: a change of it later does not move this process's suite.
     static func configuredSuite() throws(PrefsError) -> DefaultsSuite {
         if let suite = resolvedConfiguredSuite { return suite }
         let found: Result<DefaultsSuite, PrefsError>? = configuration.withLock { $0.resolved }
