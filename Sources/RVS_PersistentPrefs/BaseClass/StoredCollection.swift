@@ -11,7 +11,7 @@ struct StoredCollection {
     /// The collection as the search list finds it, with the snapshot it came from (so that a caller can
     /// cache what it derives from it); `nil` when no domain holds it.
     /// - Parameter problems: Receives what is wrong with an administrator's (managed or system) file, which
-    ///   the read skipped: the operation succeeds, and reports it.
+    ///   the read skipped: the operation succeeds, and reports it among its warnings.
     /// A caller that derives something from the entries checks its cache (by the snapshot) before it takes
     /// them with ``entries(of:)``: an unchanged collection then costs no copy of them.
     func read(problems: inout [PrefsError]) throws(PrefsError) -> DefaultsSuite.Found? {
