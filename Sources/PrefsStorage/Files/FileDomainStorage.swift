@@ -195,11 +195,17 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
                 return try result.get()
             }
         }
-        guard let (openedIdentity, bytes, eventsReachDirectory) = try readFile() else {
+        guard let (openedIdentity, bytes, eventsReachDirectory, _) = try readFile() else {
             cached = .missing
             cached?.watchToken = token
             return .missing
         }
+        return try keep(bytes ?? [], identity: openedIdentity, eventsReachDirectory: eventsReachDirectory, token: token, in: &cached)
+    }
+
+    /// Caches what was read from the file, parsing it unless it has the bytes of the cached version.
+    private func keep(_ bytes: [UInt8], identity openedIdentity: FileIdentity, eventsReachDirectory: Bool, token: FreshnessToken?,
+                      in cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
         let result: Result<DomainSnapshot, PrefsError>
         if let previous = cached, !previous.isMissing, previous.bytes == bytes {
             // Same bytes: keep the parsed result (and never re-parse a bad file, which leaks in Foundation).
@@ -212,12 +218,45 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         return try result.get()
     }
 
+    /// Loads the file for a write, under the domain's lock, validating the cache by the file itself.
+    ///
+    /// Invariant W1: a write never trusts the watch. The watch's token proves nothing about the file a
+    /// write is about to replace: a directory removed and made again while something held it open, or a
+    /// bind mount unmounted, leaves the watch on the old directory, still vouching, while another process
+    /// writes in the new one; rewriting the cached collection then would put it back over that process's
+    /// change. So the file is opened, and the cache is reused only when the open file's identity (device,
+    /// inode, size, modification and change times) is the one the cache was read from, and that version
+    /// was not so recent that a later write could share its timestamps; anything else is read again.
+    /// - Parameter existing: Set to the mode and owner of the file found, which the new file keeps.
+    private func loadForWrite(_ cached: inout CachedDomain?, existing: inout FileOwnership?) throws(PrefsError) -> DomainSnapshot {
+        // Invariant W1: a write never trusts the watch
+        // The token is kept only for later reads, as `load` keeps it; it decides nothing here.
+        let token = freshness.currentToken()
+        let known = cached?.mayHaveChangedUnseen == false ? cached?.identity : nil
+        guard let (openedIdentity, bytes, eventsReachDirectory, ownership) = try readFile(unlessIdentityIs: known) else {
+            cached = .missing
+            cached?.watchToken = token
+            return .missing
+        }
+        existing = ownership
+        if let bytes {
+            return try keep(bytes, identity: openedIdentity, eventsReachDirectory: eventsReachDirectory, token: token, in: &cached)
+        }
+        // The open file is the version the cache was read from.
+        cached?.watchToken = token
+        guard let result = cached?.result else { return .missing }
+        return try result.get()
+    }
+
     /// Reads the whole file, with the identity of what was read and whether every change to it is an
     /// event in this domain's directory; `nil` when there is no file.
     ///
     /// A file reached through a symbolic link, or with another hard link, can be changed through another
     /// directory, whose events a watch of this one never sees: its reads keep being validated with `stat()`.
-    private func readFile() throws(PrefsError) -> (FileIdentity, [UInt8], eventsReachDirectory: Bool)? {
+    /// - Parameter known: When the open file has this identity, its bytes are not read (`nil` bytes).
+    /// - Returns: Also the file's mode and owner, which a write keeps.
+    private func readFile(unlessIdentityIs known: FileIdentity? = nil) throws(PrefsError)
+        -> (FileIdentity, [UInt8]?, eventsReachDirectory: Bool, FileOwnership)? {
         var fd: Int32
         var followedLink = false
         do {
@@ -245,11 +284,16 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
                 throw PrefsError.domainUnreadable(
                     path: path, reason: "the file is \(info.st_size) bytes; at most \(Self.maximumFileSize) are read")
             }
+            if let known, FileIdentity(info) == known {
+                step = .close
+                try system.close(fd, path: path)
+                return (known, nil, !followedLink && info.st_nlink == 1, FileOwnership(info))
+            }
             step = .read
             let bytes = try system.readAll(fd, path: path, sizeHint: Int(info.st_size), limit: Self.maximumFileSize)
             step = .close
             try system.close(fd, path: path)
-            return (FileIdentity(info), bytes, !followedLink && info.st_nlink == 1)
+            return (FileIdentity(info), bytes, !followedLink && info.st_nlink == 1, FileOwnership(info))
         } catch let error as PrefsErrno {
             if step != .close { _ = try? system.close(fd, path: path) }
             throw .readFailed(path: path, step: step, errno: error)
@@ -325,8 +369,10 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             var current = DomainSnapshot.missing
             var moveAside = false
+            var existing: FileOwnership?
             do throws(PrefsError) {
-                current = try load(&cached)
+                // Invariant W1: a write never trusts the watch (see loadForWrite).
+                current = try loadForWrite(&cached, existing: &existing)
             } catch {
                 guard case .domainUnreadable = error, policy == .moveUnreadableAside else { throw error }
                 moveAside = true
@@ -342,8 +388,12 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
             let shadowed = current.shadowed?.retained(in: .dictionary(contents))
             let bytes = try DomainLimits.encoded(contents, location: path, shadowed: shadowed)
             let aside = moveAside ? try keepUnreadableFileAside() : nil
+            // A repaired file keeps the mode and owner of the unreadable one too.
+            if moveAside, existing == nil, let info = try? system.stat(aside?.name ?? path), info.st_mode & S_IFMT == S_IFREG {
+                existing = FileOwnership(info)
+            }
             do throws(PrefsError) {
-                try replaceFile(with: bytes)
+                try replaceFile(with: bytes, keeping: existing)
             } catch {
                 // Leave everything as it was: a regular file is still in place, so drop the second name it
                 // was given; anything else was renamed away, so rename it back.
@@ -425,7 +475,8 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
 
     /// Creates the temporary file afresh, mode 0600. One left by a killed writer (or planted by
     /// someone else, with other permissions or another owner) is removed first rather than reused:
-    /// the file becomes the domain file, and must be ours alone.
+    /// the file becomes the domain file, and must be ours alone until it is given the replaced file's
+    /// mode and owner (see ``keep(_:on:)``).
     private func createTemporaryFile() throws(PrefsErrno) -> Int32 {
         do {
             return try system.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
@@ -436,12 +487,34 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         }
     }
 
+    /// Gives the temporary file the mode and owner of the file it replaces: an administrator's `chmod 644`
+    /// of a system-wide file, or a user's file edited by root, must outlive the next write (SPEC §12). The
+    /// owner is kept only where the writer may set it (root, or a group of the writer's own); elsewhere the
+    /// file is the writer's, as any new file is. Only the permission bits are kept: set-user-ID, set-group-ID
+    /// and sticky bits mean nothing on a property list, and a file made by root must not gain them.
+    private func keep(_ existing: FileOwnership, on fd: Int32) throws(PrefsErrno) {
+        if existing.owner != geteuid() || existing.group != getegid() {
+            // Not permitted (another user's file written by its group, say): the file becomes the writer's.
+            do {
+                try system.fchown(fd, path: temporaryPath, existing.owner, existing.group)
+            } catch where error == PrefsErrno(rawValue: EPERM) {
+            }
+        }
+        // Changing the owner clears nothing of 0777, but is made first so that the mode is the last word.
+        if existing.permissions != 0o600 {
+            try system.fchmod(fd, path: temporaryPath, existing.permissions)
+        }
+    }
+
     /// Writes `bytes` to the temporary file and renames it over the domain file.
-    private func replaceFile(with bytes: [UInt8]) throws(PrefsError) {
+    /// - Parameter existing: The mode and owner of the file replaced, which the new file keeps; `nil` for a
+    ///   new file, which stays 0600 and the writer's.
+    private func replaceFile(with bytes: [UInt8], keeping existing: FileOwnership?) throws(PrefsError) {
         var step = PrefsError.Step.createTemporaryFile(temporaryPath)
         do throws(PrefsErrno) {
             let fd = try createTemporaryFile()
             do throws(PrefsErrno) {
+                if let existing { try keep(existing, on: fd) }
                 step = .writeTemporaryFile(temporaryPath)
                 try system.writeAll(fd, path: temporaryPath, bytes)
                 if durable {
@@ -507,6 +580,20 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         } catch {
             throw .writeFailed(path: path, step: .keepUnreadableFileAside(candidate), errno: error)
         }
+    }
+}
+
+/// The permission bits and owner of a domain file, which a write that replaces it keeps.
+struct FileOwnership: Equatable {
+    /// The permission bits alone (`0777`).
+    let permissions: mode_t
+    let owner: uid_t
+    let group: gid_t
+
+    init(_ info: Glibc.stat) {
+        permissions = info.st_mode & 0o777
+        owner = info.st_uid
+        group = info.st_gid
     }
 }
 

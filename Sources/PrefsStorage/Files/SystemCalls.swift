@@ -2,7 +2,7 @@ import Glibc
 
 /// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
 package enum SystemCall: String, Sendable, CaseIterable {
-    case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir
+    case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir, fchmod, fchown
 }
 
 /// A thin, typed layer over the system calls of the file-backed domain, in the manner of
@@ -124,6 +124,16 @@ struct SystemCalls: Sendable {
         faults?.adjust(&info)
         #endif
         return info
+    }
+
+    /// Sets the permission bits of an open file.
+    func fchmod(_ fd: Int32, path: String, _ mode: mode_t) throws(PrefsErrno) {
+        _ = try perform(.fchmod, path) { Int(Glibc.fchmod(fd, mode)) }
+    }
+
+    /// Sets the owner and group of an open file.
+    func fchown(_ fd: Int32, path: String, _ owner: uid_t, _ group: gid_t) throws(PrefsErrno) {
+        _ = try perform(.fchown, path) { Int(Glibc.fchown(fd, owner, group)) }
     }
 
     func unlink(_ path: String) throws(PrefsErrno) {

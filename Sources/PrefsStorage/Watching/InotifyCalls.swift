@@ -28,9 +28,15 @@ enum InotifyCalls {
     }
 
     /// What every directory above a trusted watched directory is watched for: being moved or removed, which
-    /// makes the path lead elsewhere. Added to whatever the directory is watched for already, and only on a
-    /// real directory, never through a symbolic link in the last component.
-    static let ancestorMask: UInt32 = UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
+    /// makes the path lead elsewhere, and its entries made, removed or renamed, for the next level of the path.
+    /// Added to whatever the directory is watched for already, and only on a real directory, never through a
+    /// symbolic link in the last component.
+    ///
+    /// The entries as well, because a directory removed while something holds it (a descriptor, a process's
+    /// working directory, a path walk in progress) sends no `IN_DELETE_SELF` until the last reference goes:
+    /// its parent's `IN_DELETE` is then the only event that tells of it, and `IN_CREATE` of the one made again.
+    static let ancestorMask: UInt32 = UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
+        | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
 
     /// Watches the directory at `path` for ``ancestorMask``; the same directory gives the same descriptor as
     /// ``addWatch(_:_:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
@@ -119,10 +125,40 @@ enum InotifyCalls {
         _ = Glibc.read(fd, &count, 8)
     }
 
-    /// Waits until one of `descriptors` is readable or `timeout` milliseconds pass (-1: no limit).
-    static func waitForInput(_ descriptors: [Int32], timeout: Int32) {
+    /// Waits until one of `descriptors` is readable, the mount table `mounts` (a descriptor of
+    /// `/proc/self/mountinfo`, or -1) changed, or `timeout` milliseconds pass (-1: no limit).
+    /// - Returns: Whether the mount table changed.
+    static func waitForInput(_ descriptors: [Int32], mounts: Int32, timeout: Int32) -> Bool {
         var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        _ = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
+        // The mount table is always readable: only its change (POLLPRI, with POLLERR) is waited for.
+        if mounts >= 0 { entries.append(pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)) }
+        let count = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
+        return count > 0 && mounts >= 0 && entries[entries.count - 1].revents & Int16(POLLPRI | POLLERR) != 0
+    }
+
+    // MARK: The mount table
+
+    /// A descriptor of the process's mount table, `/proc/self/mountinfo`, which signals each change to it
+    /// (a mount or an unmount anywhere in the process's mount namespace) to `poll()` as `POLLPRI`, once per
+    /// descriptor: each descriptor remembers the last change it reported. -1 where there is no `/proc`.
+    static func openMountTable() -> Int32 {
+        Glibc.open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+    }
+
+    /// With no waiting: whether events are queued on `inotify`, and whether the mount table `mounts` (or -1)
+    /// changed since this descriptor last said so. One `poll()`; it stands in for `ioctl(FIONREAD)` on the
+    /// read path, so that an unmount costs an unchanged read no second system call.
+    @inline(__always)
+    static func pendingChanges(_ inotify: Int32, mounts: Int32) -> (events: Bool, mounts: Bool) {
+        var entries = (pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0))
+        // A negative descriptor is skipped by poll().
+        let count = withUnsafeMutableBytes(of: &entries) { buffer in
+            poll(buffer.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, 0)
+        }
+        // Failed (it cannot, with no wait): as if everything had changed, which costs re-reads, never staleness.
+        if count < 0 { return (true, true) }
+        guard count > 0 else { return (false, false) }
+        return (entries.0.revents & Int16(POLLIN) != 0, entries.1.revents & Int16(POLLPRI | POLLERR) != 0)
     }
 
     // MARK: File systems

@@ -18,6 +18,9 @@ import Synchronization
 /// - Every event drained that may concern a watched file changes its tracker's stamp (an overflow
 ///   changes them all), under the same mutex, so that a read can ask "has anything changed this file
 ///   since I cached it?" without a `stat()`.
+/// - Changes no watched directory tells of are watched too (SPEC §10): the entries of every parent on a
+///   watched path (a directory removed while held sends nothing itself), and the process's mount table (an
+///   unmounted bind mount sends nothing at all), whose change is taken as "every path may lead elsewhere".
 package final class WatchEngine: ReadFreshness {
     /// The process's engine.
     package static let shared = WatchEngine()
@@ -32,7 +35,7 @@ package final class WatchEngine: ReadFreshness {
         var polling = PollSchedule()
         var journal = FreshnessJournal()
         /// Runners stopped from their own thread (by a handler), which close their descriptors as they end.
-        var closingOnThread: Set<UInt64> = []
+        var closingOnThread: [UInt64: WatchRunner] = [:]
         #if DEBUG
         var failsThreadCreation = false
         #endif
@@ -43,6 +46,19 @@ package final class WatchEngine: ReadFreshness {
     private let inotifyDescriptor = Atomic<Int32>(-1)
     /// Odd while events are being drained and applied (see ``takePendingEvents()``).
     private let drainSequence = Atomic<UInt64>(0)
+
+    /// The reads' check of the mount table: its descriptor (the runner's `mountsForReads`, or -1), and whether
+    /// a change it reported is not yet applied.
+    ///
+    /// A descriptor of `/proc/self/mountinfo` reports each change once, to whichever `poll()` comes first;
+    /// so the check and the note of what it found are one step under this lock, and a read on another thread
+    /// that comes second finds the note instead (cleared only under the engine's mutex, once applied).
+    struct MountCheck {
+        var descriptor: Int32 = -1
+        var changed = false
+    }
+
+    private let mountCheck = Mutex(MountCheck())
 
     #if DEBUG
     /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
@@ -76,21 +92,48 @@ package final class WatchEngine: ReadFreshness {
 
     /// ``takePendingEvents()`` outside any read scope: for a read that makes this one check and no other
     /// (a kept read's), so that noting it in the scope would serve nothing.
+    ///
+    /// The one system call is a `poll()` of the inotify descriptor and of the mount table together, so that
+    /// an unmount made before the read began is seen by it, like any event.
     @inline(__always)
     func takePendingEventsNow() {
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
-        if before & 1 == 0, InotifyCalls.pendingBytes(inotify) == 0,
-           drainSequence.load(ordering: .acquiring) == before {
+        let (events, mountsChanged) = mountCheck.withLock { check in
+            let pending = InotifyCalls.pendingChanges(inotify, mounts: check.descriptor)
+            if pending.mounts { check.changed = true }
+            return (pending.events, check.changed)
+        }
+        if before & 1 == 0, !events, !mountsChanged, drainSequence.load(ordering: .acquiring) == before {
             return
         }
         state.withLock { state in
-            guard let runner = state.runner, InotifyCalls.pendingBytes(runner.inotify) > 0 else { return }
-            drain(&state, runner)
+            guard let runner = state.runner else { return }
+            applyMountChange(&state, runner)
+            if InotifyCalls.pendingBytes(runner.inotify) > 0 { drain(&state, runner) }
             // The watch thread delivers what this drain found.
             if !state.subscriptions.dirty.isEmpty, runner.wake >= 0 { InotifyCalls.wake(runner.wake) }
         }
+    }
+
+    /// Applies a change of the mount table noted by a read's check (or found now, when `checkAgain`), under
+    /// the engine's mutex: a mount or an unmount anywhere may make any watched path lead elsewhere, with no
+    /// event from the directories watched, so every path is resolved again and every watched file may have
+    /// changed (as after an overflow).
+    private func applyMountChange(_ state: inout State, _ runner: WatchRunner, checkAgain: Bool = false) {
+        let changed = mountCheck.withLock { check in
+            if checkAgain, check.descriptor >= 0, InotifyCalls.pendingChanges(-1, mounts: check.descriptor).mounts {
+                check.changed = true
+            }
+            defer { check.changed = false }
+            return check.changed
+        }
+        guard changed, runner.inotify >= 0 else { return }
+        drainSequence.add(1, ordering: .acquiringAndReleasing)
+        defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
+        Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
+        ReadEpoch.advance()
     }
 
     // MARK: Subscribing
@@ -127,8 +170,10 @@ package final class WatchEngine: ReadFreshness {
             state.runner = nil
             state.paths = WatchedPaths()
             inotifyDescriptor.store(-1, ordering: .releasing)
+            // No read uses the mount table's descriptor once it is out of the check: it may be closed.
+            mountCheck.withLock { $0 = MountCheck() }
             if runner.isCurrentThread {
-                state.closingOnThread.insert(runner.serial)
+                state.closingOnThread[runner.serial] = runner
                 return nil
             }
             return runner
@@ -158,15 +203,16 @@ package final class WatchEngine: ReadFreshness {
         guard let runner = WatchRunner.start(for: self, failing: failing) else { return }
         state.runner = runner
         state.polling.restart()
+        mountCheck.withLock { $0 = MountCheck(descriptor: runner.mountsForReads) }
         inotifyDescriptor.store(runner.inotify, ordering: .releasing)
     }
 
     /// The watch thread's loop, until its runner is stopped.
     func run(serial: UInt64) {
         guard let descriptorsOfRunner = state.withLock({ state in
-            state.runner.flatMap { $0.serial == serial ? ($0.inotify, $0.wake) : nil }
+            state.runner.flatMap { $0.serial == serial ? ($0.inotify, $0.wake, $0.mounts) : nil }
         }) else { return }
-        let (inotify, wake) = descriptorsOfRunner
+        let (inotify, wake, mounts) = descriptorsOfRunner
         let descriptors = [inotify, wake].filter { $0 >= 0 }
         while true {
             let timeout: Int32? = state.withLock { state in
@@ -174,10 +220,13 @@ package final class WatchEngine: ReadFreshness {
                 return state.polling.timeout(interval: state.subscriptions.pollingInterval, canBeWoken: wake >= 0)
             }
             guard let timeout else { break }
-            InotifyCalls.waitForInput(descriptors, timeout: timeout)
+            let mountsChanged = InotifyCalls.waitForInput(descriptors, mounts: mounts, timeout: timeout)
             if wake >= 0 { InotifyCalls.drainWakeUps(wake) }
             let toPoll: [(WatchSubscription.ID, String)]? = state.withLock { state in
                 guard let runner = state.runner, runner.serial == serial else { return nil }
+                // The thread's own descriptor told of the change; the reads' one is taken too, so that the
+                // change is applied once, and no later read applies it again.
+                applyMountChange(&state, runner, checkAgain: mountsChanged)
                 drain(&state, runner)
                 guard state.polling.takeDuePoll(interval: state.subscriptions.pollingInterval) else { return [] }
                 return state.subscriptions.entries.values.filter(\.polls).map { ($0.id, $0.filePath) }
@@ -193,9 +242,8 @@ package final class WatchEngine: ReadFreshness {
                 handler()
             }
         }
-        if state.withLock({ $0.closingOnThread.remove(serial) != nil }) {
-            Glibc.close(inotify)
-            if wake >= 0 { Glibc.close(wake) }
+        if let runner = state.withLock({ $0.closingOnThread.removeValue(forKey: serial) }) {
+            runner.closeDescriptors()
         }
     }
 
@@ -242,15 +290,7 @@ package final class WatchEngine: ReadFreshness {
         if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
             // Events were lost: every watched file may have changed, and every path may lead elsewhere now
             // (a directory moved away and made again, a file renamed into place), so each is resolved afresh.
-            for id in state.subscriptions.ids(where: { _ in true }) {
-                resolve(id, &state, inotify: inotify)
-                if var subscription = state.subscriptions[id] {
-                    state.paths.watchFile(&subscription, inotify: inotify, watchingInode: subscription.proven)
-                    state.subscriptions[id] = subscription
-                    updateVouching(&state, for: subscription.freshness)
-                }
-                changed(id, &state)
-            }
+            everythingMayHaveChanged(&state, inotify: inotify)
             return
         }
         if state.paths.files[event.wd] != nil {
@@ -278,7 +318,22 @@ package final class WatchEngine: ReadFreshness {
             }
             return
         }
-        for id in state.subscriptions.ids(where: { $0.wd == event.wd }) {
+        var resolvedByPath: [WatchSubscription.ID] = []
+        if event.mask & UInt32(IN_ISDIR) != 0, !event.name.isEmpty {
+            // A directory made, removed or renamed in a parent on a watched path: the path may lead to another
+            // directory now. Its own events cannot tell: one removed while held sends nothing until the last
+            // reference goes, and the one made in its place is not watched yet.
+            let child = moved == "/" ? "/" + event.name : moved + "/" + event.name
+            resolvedByPath = state.subscriptions.ids { subscription in
+                subscription.nextComponent == nil
+                    && (subscription.directory == child || PathBytes.isBelow(subscription.directory, child))
+            }
+            for id in resolvedByPath {
+                resolve(id, &state, inotify: inotify)
+                changed(id, &state)
+            }
+        }
+        for id in state.subscriptions.ids(where: { $0.wd == event.wd }) where !resolvedByPath.contains(id) {
             guard let subscription = state.subscriptions[id] else { continue }
             if let next = subscription.nextComponent {
                 guard event.name == next else { continue }
@@ -298,6 +353,19 @@ package final class WatchEngine: ReadFreshness {
                 }
                 changed(id, &state)
             }
+        }
+    }
+
+    /// Every watched file may have changed, and every path may lead elsewhere: each is resolved afresh.
+    private static func everythingMayHaveChanged(_ state: inout State, inotify: Int32) {
+        for id in state.subscriptions.ids(where: { _ in true }) {
+            resolve(id, &state, inotify: inotify)
+            if var subscription = state.subscriptions[id] {
+                state.paths.watchFile(&subscription, inotify: inotify, watchingInode: subscription.proven)
+                state.subscriptions[id] = subscription
+                updateVouching(&state, for: subscription.freshness)
+            }
+            changed(id, &state)
         }
     }
 

@@ -6,6 +6,11 @@ import Synchronization
 struct WatchRunner {
     let inotify: Int32
     let wake: Int32
+    /// The mount table the thread waits on (see ``InotifyCalls/openMountTable()``), or -1.
+    let mounts: Int32
+    /// Another descriptor of the mount table, for the reads' check (see `WatchEngine.MountCheck`): each
+    /// descriptor reports a change once, so the thread's own wait must not take it from the reads.
+    let mountsForReads: Int32
     /// Tells runners apart, across engines: the thread finds its engine by it.
     let serial: UInt64
     var thread = pthread_t()
@@ -16,7 +21,8 @@ struct WatchRunner {
     static func start(for engine: WatchEngine, failing: Bool = false) -> WatchRunner? {
         let serial = serials.add(1, ordering: .relaxed).newValue
         var runner = WatchRunner(inotify: (try? InotifyCalls.initialize()) ?? -1,
-                                 wake: (try? InotifyCalls.makeWakeDescriptor()) ?? -1, serial: serial)
+                                 wake: (try? InotifyCalls.makeWakeDescriptor()) ?? -1,
+                                 mounts: InotifyCalls.openMountTable(), mountsForReads: InotifyCalls.openMountTable(), serial: serial)
         pending.withLock { $0[serial] = engine }
         // The thread is told only its serial, as the pointer-sized argument itself: it takes its engine
         // from `pending`, so no object is passed through an untyped pointer.
@@ -49,6 +55,9 @@ struct WatchRunner {
     func closeDescriptors() {
         if inotify >= 0 { Glibc.close(inotify) }
         if wake >= 0 { Glibc.close(wake) }
+        if mounts >= 0 { Glibc.close(mounts) }
+        // Reads use it only under the engine's `MountCheck` lock, from which the engine takes it before this.
+        if mountsForReads >= 0 { Glibc.close(mountsForReads) }
     }
 
     private static let serials = Atomic<UInt64>(0)

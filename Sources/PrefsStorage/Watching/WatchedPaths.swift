@@ -9,8 +9,11 @@ import Glibc
 ///
 /// A watch follows an inode, not a path. So a subscription vouches for reads only while its path is
 /// proven to lead, and keep leading, to the watched directory: every directory above it is watched too
-/// (``InotifyCalls/ancestorMask``), top down, each a real directory and no symbolic link, so that moving
-/// or removing any of them (the only way to make the path lead elsewhere, short of a mount) is an event.
+/// (``InotifyCalls/ancestorMask``), top down from `/`, each a real directory and no symbolic link, so that
+/// moving or removing any of them is an event, and so are the entries of each (a directory removed while
+/// something holds it sends nothing itself, but its parent tells of the name going and coming back). A
+/// mount or unmount, the other way to make a path lead elsewhere, is seen by the engine's watch of the
+/// mount table.
 /// A path through a symbolic link, or to a domain file that is one, cannot be proven: it is polled.
 struct WatchedPaths {
     /// An inotify watch on one directory, shared by every subscription whose path leads there.
@@ -117,12 +120,17 @@ struct WatchedPaths {
     mutating func watchPath(to directory: String, directoryWatch: Int32, inotify: Int32) -> (ancestors: [Int32], leadsThere: Bool) {
         var ancestors: [Int32] = []
         var prefix = ""
-        // "/" itself cannot be moved or removed.
-        for component in PathBytes.components(directory).dropLast() {
+        let components = PathBytes.components(directory)
+        // "/" itself cannot be moved or removed, but its entries hold the first level of the path.
+        var levels = components.isEmpty ? [] : ["/"]
+        for component in components.dropLast() {
             prefix += "/" + component
-            guard let wd = try? InotifyCalls.addAncestorWatch(inotify, prefix) else { return (ancestors, false) }
+            levels.append(prefix)
+        }
+        for level in levels {
+            guard let wd = try? InotifyCalls.addAncestorWatch(inotify, level) else { return (ancestors, false) }
             if directories[wd] == nil {
-                directories[wd] = DirectoryWatch(path: prefix, references: 0, kind: FileSystemKind(type: 0), watchesEntries: false)
+                directories[wd] = DirectoryWatch(path: level, references: 0, kind: FileSystemKind(type: 0), watchesEntries: false)
             }
             directories[wd]?.references += 1
             ancestors.append(wd)
