@@ -16,6 +16,11 @@ import Synchronization
 ///   are reused, a file changed within the last moments is also compared byte for byte before the
 ///   cache is trusted. An unchanged file therefore costs one `stat()`, and an unreadable file is not
 ///   parsed again until it changes.
+/// - Under the lock, a write re-reads what it rewrites validated by the file itself (its identity), never
+///   by a cache the watch vouches for (Invariant W1: a write never trusts the watch), so no change made by
+///   another process is ever written over, whatever the watch missed.
+/// - A new file gets mode 0600 (its directory 0700); a rewrite keeps the replaced file's permission bits,
+///   and its owner and group where the writer may set them (as root, say).
 /// - A failed write leaves the previous file intact and is reported as
 ///   ``PrefsError/writeFailed(path:step:errno:)``. In durable mode the file and its directory are
 ///   also `fsync`ed before the write returns.
@@ -338,7 +343,9 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     ///
     /// Nothing is written when `transform` throws or leaves the contents as they were, or when the
     /// file cannot be read as it is (unless `policy` is ``RepairPolicy/moveUnreadableAside``, which
-    /// first renames an unreadable file to `<name>.plist.unreadable-<time>`).
+    /// first renames an unreadable file to `<name>.plist.unreadable-<time>`). `transform` is given what
+    /// the file holds under the lock, checked against the file itself, not against what a read cached.
+    /// The new file keeps the old one's permission bits, and its owner where the writer may set it.
     ///
     /// - Throws: ``PrefsError/writeFailed(path:step:errno:)`` when a step of the write fails, creating
     ///   the directory included (the old file is then intact); the read errors of ``snapshot()``; whatever `transform` throws.
