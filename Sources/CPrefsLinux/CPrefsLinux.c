@@ -1,8 +1,10 @@
 #include "CPrefsLinux.h"
 
 #include <linux/futex.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/vfs.h>
 
@@ -55,4 +57,48 @@ void cprefs_unlock(uint32_t *word) {
     if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) {
         syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
+}
+
+/// `poll` of `entries` with no wait, as the system call itself.
+static long cprefs_poll_now(struct pollfd *entries, unsigned long count) {
+    struct timespec zero = {0, 0};
+    return syscall(SYS_ppoll, entries, count, &zero, NULL, (size_t)0);
+}
+
+int cprefs_pending_changes(struct cprefs_mount_check *check, int inotify) {
+    cprefs_lock(&check->lock);
+    struct pollfd entries[2] = {{inotify, POLLIN, 0}, {check->descriptor, POLLPRI, 0}};
+    // A negative descriptor is skipped by the kernel.
+    long count = cprefs_poll_now(entries, 2);
+    int result = 0;
+    if (count < 0) {
+        result = 1;
+        check->changed = 1;
+    } else if (count > 0) {
+        if (entries[0].revents & POLLIN) result |= 1;
+        if (entries[1].revents & (POLLPRI | POLLERR)) check->changed = 1;
+    }
+    if (check->changed) result |= 2;
+    cprefs_unlock(&check->lock);
+    return result;
+}
+
+int cprefs_take_mount_change(struct cprefs_mount_check *check, int look) {
+    cprefs_lock(&check->lock);
+    if (look && check->descriptor >= 0) {
+        struct pollfd entry = {check->descriptor, POLLPRI, 0};
+        long count = cprefs_poll_now(&entry, 1);
+        if (count < 0 || (count > 0 && (entry.revents & (POLLPRI | POLLERR)))) check->changed = 1;
+    }
+    int changed = (int)check->changed;
+    check->changed = 0;
+    cprefs_unlock(&check->lock);
+    return changed;
+}
+
+void cprefs_set_mount_descriptor(struct cprefs_mount_check *check, int descriptor) {
+    cprefs_lock(&check->lock);
+    check->descriptor = descriptor;
+    check->changed = 0;
+    cprefs_unlock(&check->lock);
 }

@@ -42,4 +42,29 @@ static inline int cprefs_pending_bytes(int fd) {
     return ioctl(fd, FIONREAD, &count) == -1 ? 0 : count;
 }
 
+/// The reads' check of a watch engine for changes (see WatchEngine.swift): the engine's inotify descriptor and
+/// the process's mount table, which reports each change once per descriptor, to whichever `poll` comes first.
+/// So the check and the note of what it found are one step under `lock`, and a read on another thread that
+/// comes second finds the note; the engine clears it once it applied the change. At one address while used.
+struct cprefs_mount_check {
+    uint32_t lock;
+    /// 1 when a change of the mount table was seen and not yet applied.
+    uint32_t changed;
+    /// A descriptor of `/proc/self/mountinfo` kept for this check, or -1.
+    int32_t descriptor;
+};
+
+/// With no waiting, one `ppoll` system call made directly (no wait, so glibc's cancellation handling around
+/// `poll` would only cost): bit 1 when events are queued on `inotify`, bit 2 when a change of the mount
+/// table is noted and not applied (found now or before). A failed call reports both, which costs re-reads only.
+int cprefs_pending_changes(struct cprefs_mount_check *check, int inotify);
+
+/// Takes the note of a change of the mount table (after looking at the descriptor again when `look`): 1 when
+/// there was one, which the caller then applies.
+int cprefs_take_mount_change(struct cprefs_mount_check *check, int look);
+
+/// Makes `descriptor` (or -1) the one the check uses, forgetting any note; the one it replaces may be closed
+/// once this returns.
+void cprefs_set_mount_descriptor(struct cprefs_mount_check *check, int descriptor);
+
 #endif

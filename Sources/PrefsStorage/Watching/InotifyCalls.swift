@@ -145,22 +145,6 @@ enum InotifyCalls {
         Glibc.open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
     }
 
-    /// With no waiting: whether events are queued on `inotify`, and whether the mount table `mounts` (or -1)
-    /// changed since this descriptor last said so. One `poll()`; it stands in for `ioctl(FIONREAD)` on the
-    /// read path, so that an unmount costs an unchanged read no second system call.
-    @inline(__always)
-    static func pendingChanges(_ inotify: Int32, mounts: Int32) -> (events: Bool, mounts: Bool) {
-        var entries = (pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0))
-        // A negative descriptor is skipped by poll().
-        let count = withUnsafeMutableBytes(of: &entries) { buffer in
-            poll(buffer.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, 0)
-        }
-        // Failed (it cannot, with no wait): as if everything had changed, which costs re-reads, never staleness.
-        if count < 0 { return (true, true) }
-        guard count > 0 else { return (false, false) }
-        return (entries.0.revents & Int16(POLLIN) != 0, entries.1.revents & Int16(POLLPRI | POLLERR) != 0)
-    }
-
     // MARK: File systems
 
     /// The `f_type` magic number of the file system holding `path`.

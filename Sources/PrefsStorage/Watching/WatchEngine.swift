@@ -1,3 +1,4 @@
+import CPrefsLinux
 import Glibc
 import Synchronization
 
@@ -26,7 +27,14 @@ package final class WatchEngine: ReadFreshness {
     package static let shared = WatchEngine()
 
     /// An engine of its own, for tests; everyone else shares ``shared``.
-    package init() {}
+    package init() {
+        mountCheck.initialize(to: cprefs_mount_check(lock: 0, changed: 0, descriptor: -1))
+    }
+
+    deinit {
+        mountCheck.deinitialize(count: 1)
+        mountCheck.deallocate()
+    }
 
     struct State {
         var runner: WatchRunner?
@@ -47,18 +55,14 @@ package final class WatchEngine: ReadFreshness {
     /// Odd while events are being drained and applied (see ``takePendingEvents()``).
     private let drainSequence = Atomic<UInt64>(0)
 
-    /// The reads' check of the mount table: its descriptor (the runner's `mountsForReads`, or -1), and whether
-    /// a change it reported is not yet applied.
+    /// The reads' check of the mount table (see `cprefs_mount_check`): its descriptor (the runner's
+    /// `mountsForReads`, or -1), and whether a change it reported is not yet applied, behind a lock of its own.
     ///
     /// A descriptor of `/proc/self/mountinfo` reports each change once, to whichever `poll()` comes first;
-    /// so the check and the note of what it found are one step under this lock, and a read on another thread
-    /// that comes second finds the note instead (cleared only under the engine's mutex, once applied).
-    struct MountCheck {
-        var descriptor: Int32 = -1
-        var changed = false
-    }
-
-    private let mountCheck = Mutex(MountCheck())
+    /// so the check and the note of what it found are one step under that lock, and a read on another thread
+    /// that comes second finds the note instead (cleared only under the engine's mutex, once applied). In C,
+    /// so that the check is one `ppoll` system call and a few instructions; at one address for the engine's life.
+    nonisolated(unsafe) private let mountCheck = UnsafeMutablePointer<cprefs_mount_check>.allocate(capacity: 1)
 
     #if DEBUG
     /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
@@ -100,12 +104,8 @@ package final class WatchEngine: ReadFreshness {
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
-        let (events, mountsChanged) = mountCheck.withLock { check in
-            let pending = InotifyCalls.pendingChanges(inotify, mounts: check.descriptor)
-            if pending.mounts { check.changed = true }
-            return (pending.events, check.changed)
-        }
-        if before & 1 == 0, !events, !mountsChanged, drainSequence.load(ordering: .acquiring) == before {
+        // Bit 1: events queued; bit 2: a change of the mount table not yet applied.
+        if before & 1 == 0, cprefs_pending_changes(mountCheck, inotify) == 0, drainSequence.load(ordering: .acquiring) == before {
             return
         }
         state.withLock { state in
@@ -122,14 +122,7 @@ package final class WatchEngine: ReadFreshness {
     /// event from the directories watched, so every path is resolved again and every watched file may have
     /// changed (as after an overflow).
     private func applyMountChange(_ state: inout State, _ runner: WatchRunner, checkAgain: Bool = false) {
-        let changed = mountCheck.withLock { check in
-            if checkAgain, check.descriptor >= 0, InotifyCalls.pendingChanges(-1, mounts: check.descriptor).mounts {
-                check.changed = true
-            }
-            defer { check.changed = false }
-            return check.changed
-        }
-        guard changed, runner.inotify >= 0 else { return }
+        guard cprefs_take_mount_change(mountCheck, checkAgain ? 1 : 0) != 0, runner.inotify >= 0 else { return }
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
@@ -171,7 +164,7 @@ package final class WatchEngine: ReadFreshness {
             state.paths = WatchedPaths()
             inotifyDescriptor.store(-1, ordering: .releasing)
             // No read uses the mount table's descriptor once it is out of the check: it may be closed.
-            mountCheck.withLock { $0 = MountCheck() }
+            cprefs_set_mount_descriptor(mountCheck, -1)
             if runner.isCurrentThread {
                 state.closingOnThread[runner.serial] = runner
                 return nil
@@ -203,7 +196,7 @@ package final class WatchEngine: ReadFreshness {
         guard let runner = WatchRunner.start(for: self, failing: failing) else { return }
         state.runner = runner
         state.polling.restart()
-        mountCheck.withLock { $0 = MountCheck(descriptor: runner.mountsForReads) }
+        cprefs_set_mount_descriptor(mountCheck, runner.mountsForReads)
         inotifyDescriptor.store(runner.inotify, ordering: .releasing)
     }
 
