@@ -83,7 +83,7 @@ int cprefs_pending_changes(struct cprefs_mount_check *check, int inotify) {
     return result;
 }
 
-int cprefs_take_mount_change(struct cprefs_mount_check *check, int look) {
+int cprefs_mount_change_noted(struct cprefs_mount_check *check, int look) {
     cprefs_lock(&check->lock);
     if (look && check->descriptor >= 0) {
         struct pollfd entry = {check->descriptor, POLLPRI, 0};
@@ -91,9 +91,14 @@ int cprefs_take_mount_change(struct cprefs_mount_check *check, int look) {
         if (count < 0 || (count > 0 && (entry.revents & (POLLPRI | POLLERR)))) check->changed = 1;
     }
     int changed = (int)check->changed;
-    check->changed = 0;
     cprefs_unlock(&check->lock);
     return changed;
+}
+
+void cprefs_clear_mount_change(struct cprefs_mount_check *check) {
+    cprefs_lock(&check->lock);
+    check->changed = 0;
+    cprefs_unlock(&check->lock);
 }
 
 void cprefs_set_mount_descriptor(struct cprefs_mount_check *check, int descriptor) {

@@ -59,9 +59,14 @@ struct cprefs_mount_check {
 /// table is noted and not applied (found now or before). A failed call reports both, which costs re-reads only.
 int cprefs_pending_changes(struct cprefs_mount_check *check, int inotify);
 
-/// Takes the note of a change of the mount table (after looking at the descriptor again when `look`): 1 when
-/// there was one, which the caller then applies.
-int cprefs_take_mount_change(struct cprefs_mount_check *check, int look);
+/// Whether a change of the mount table is noted and not yet applied (after looking at the descriptor again
+/// when `look`): 1 or 0. The note stays until `cprefs_clear_mount_change`, so that a read checking meanwhile
+/// still finds it.
+int cprefs_mount_change_noted(struct cprefs_mount_check *check, int look);
+
+/// Forgets the note of a change of the mount table: called by the one applying it, once reads that check
+/// from now on are made to wait for it.
+void cprefs_clear_mount_change(struct cprefs_mount_check *check);
 
 /// Makes `descriptor` (or -1) the one the check uses, forgetting any note; the one it replaces may be closed
 /// once this returns.

@@ -122,9 +122,12 @@ package final class WatchEngine: ReadFreshness {
     /// event from the directories watched, so every path is resolved again and every watched file may have
     /// changed (as after an overflow).
     private func applyMountChange(_ state: inout State, _ runner: WatchRunner, checkAgain: Bool = false) {
-        guard cprefs_take_mount_change(mountCheck, checkAgain ? 1 : 0) != 0, runner.inotify >= 0 else { return }
+        guard cprefs_mount_change_noted(mountCheck, checkAgain ? 1 : 0) != 0, runner.inotify >= 0 else { return }
+        // Odd before the note goes: a read that checks after it is gone sees the sequence move, and waits for
+        // the mutex, so no read in between returns what the change may have made stale.
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
+        cprefs_clear_mount_change(mountCheck)
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
         ReadEpoch.advance()
     }
