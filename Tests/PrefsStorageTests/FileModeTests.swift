@@ -67,4 +67,19 @@ struct FileModeTests {
         #expect(permissions(domain.path) == 0o640)
         #expect(try FileDomainStorage(directory: directory.path, name: "users").snapshot().contents["settings"] == .integer(2))
     }
+
+    @Test("Where the owner cannot be kept (EPERM, as for a user writing another's file through its group), the file becomes the writer's in the old group",
+          .enabled(if: geteuid() == 0, "needs root to own a file as another user"))
+    func ownerNotPermittedKeepsGroup() throws {
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "group", durable: false, system: SystemCalls(faults: faults))
+        try write(domain, 1)
+        #expect(chown(domain.path, 65534, 65534) == 0)
+        #expect(chmod(domain.path, 0o660) == 0)
+        faults.fail(.fchown, with: PrefsErrno(rawValue: EPERM))
+        try write(domain, 2)
+        #expect(owner(domain.path).uid == geteuid())
+        #expect(owner(domain.path).gid == 65534)
+        #expect(permissions(domain.path) == 0o660)
+    }
 }

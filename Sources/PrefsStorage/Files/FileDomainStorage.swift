@@ -501,10 +501,17 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// and sticky bits mean nothing on a property list, and a file made by root must not gain them.
     private func keep(_ existing: FileOwnership, on fd: Int32) throws(PrefsErrno) {
         if existing.owner != geteuid() || existing.group != getegid() {
-            // Not permitted (another user's file written by its group, say): the file becomes the writer's.
             do {
                 try system.fchown(fd, path: temporaryPath, existing.owner, existing.group)
             } catch where error == PrefsErrno(rawValue: EPERM) {
+                // Not permitted (another user's file, written through its group): the file becomes the
+                // writer's, in the old group when that is one of the writer's own.
+                if existing.group != getegid() {
+                    do {
+                        try system.fchown(fd, path: temporaryPath, uid_t.max, existing.group)
+                    } catch where error == PrefsErrno(rawValue: EPERM) {
+                    }
+                }
             }
         }
         // Changing the owner clears nothing of 0777, but is made first so that the mode is the last word.
