@@ -1,0 +1,250 @@
+// `harness check`: checked histories (SPEC §11). Real worker processes do a seeded random mix of
+// operations through the library while a nemesis acts on their files; every operation and notification is
+// recorded on CLOCK_MONOTONIC, and a checker that shares no code with the library's read path (PrefsHistory)
+// judges the merged history.
+
+import Foundation
+import Glibc
+import PrefsHistory
+import Synchronization
+
+/// `harness check`: random work, injected faults, and an independent check of what every process saw.
+enum CheckCommand: Subcommand {
+    static let name = "check"
+    static let summary = "random work under injected faults, and a checker of what every process saw"
+
+    static var usage: String { """
+        usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--keep]
+
+        Runs P worker processes (default 3) for SECONDS (default 30) doing a seeded random mix of subscript
+        writes, whole replacements, removals, modify increments, typed writes and reads of two file domains,
+        each with a watching instance that records every notification, while a nemesis from the same seed
+        replaces the preferences directory, renames over the domain file, writes through a hard link,
+        retargets a symbolic link on the path, makes an administrator's system and managed files appear,
+        change and go, and kills workers with SIGKILL (their unfinished operations have unknown outcomes).
+        Then it checks the history: stale, phantom or backwards reads, counters that differ from their
+        acknowledged increments, acknowledged writes missing at the end, domain files torn by a kill, and
+        notifications repeated, out of chain, or not ending on the stored collection. Each anomaly is printed
+        with the slice of history that shows it. The same seed replays the same operations and faults: the
+        plan's digest is printed so that two runs can be compared.
+
+        The last line is `check: seed S, O operations, F faults, A anomalies`; the exit status is 1 when A > 0.
+
+          --seed N           the seed (default: a random one, printed)
+          --duration SECONDS how long the workers run (default 30)
+          --processes P      how many workers run at once (default 3)
+          --keep             keep the directory with the files and the history (kept anyway when A > 0)
+        """ }
+
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        var arguments = arguments
+        if let root = try arguments.option(CheckWorker.option, needs: "a directory") {
+            let number = try arguments.option("--worker-number", needs: "a number") { Int($0) } ?? 0
+            let seed = try arguments.option("--worker-seed", needs: "a number") { UInt64($0) } ?? 0
+            try arguments.finish { "unknown option \($0)" }
+            try CheckWorker.run(root: root, number: number, seed: seed)
+            return
+        }
+        let seed = try arguments.option("--seed", needs: "a whole number") { UInt64($0) } ?? randomSeed()
+        let duration = try arguments.option("--duration", needs: "a number of seconds") { Double($0).flatMap { $0 > 0 && $0 <= 86_400 ? $0 : nil } } ?? 30
+        let processes = try arguments.option("--processes", needs: "a number from 1 to 64") { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } } ?? 3
+        let keep = arguments.flag("--keep")
+        try arguments.finish { "unknown option \($0) (see harness check --help)" }
+        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep).run()
+        if status != 0 { throw HarnessError.alreadyReported(status: status) }
+    }
+
+    private static func randomSeed() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next() % 1_000_000_000
+    }
+}
+
+/// A worker process and the lines it printed, read on a thread of its own so that every wait is bounded.
+final class CheckWorkerProcess: @unchecked Sendable {
+    let number: Int
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let lines = Mutex<[String]>([])
+
+    init(number: Int, seed: UInt64, root: String) throws {
+        self.number = number
+        process.executableURL = URL(fileURLWithPath: HarnessChild.executable)
+        process.arguments = ["check", CheckWorker.option, root, "--worker-number", "\(number)", "--worker-seed", "\(seed)"]
+        process.standardInput = input
+        process.standardOutput = output
+        let errors = CheckLayout(root: root).logs + "/p\(number).err"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            let reader = LineReader(descriptor: handle.fileDescriptor)
+            while let line = reader.nextLine() { lines.withLock { $0.append(line) } }
+        }
+    }
+
+    func send(_ line: String) { try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+
+    /// Waits at most `seconds` for the worker to print `line`.
+    func await(_ line: String, seconds: Double) -> Bool {
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        while monotonicNow() < deadline {
+            if lines.withLock({ $0.contains(line) }) { return true }
+            if !process.isRunning { return lines.withLock { $0.contains(line) } }
+            usleep(5_000)
+        }
+        return false
+    }
+
+    func killNow() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+/// One run of `harness check`.
+struct CheckRun {
+    let seed: UInt64
+    let duration: Double
+    let processes: Int
+    let directory: String?
+    let keep: Bool
+
+    func run() throws -> Int32 {
+        let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes)
+        Console.say("check: plan digest \(planDigest(seed: seed, faults: faults, processes: processes)) (seed \(seed), \(processes) processes, \(Int(duration)) s, \(faults.count) faults planned)")
+        let root: String
+        if let directory {
+            root = directory
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } else {
+            var template = Array((NSTemporaryDirectory() + "/rvs-prefs-check-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw HarnessError.failure("cannot make a temporary directory") }
+            root = String(cString: made)
+        }
+        let layout = CheckLayout(root: root)
+        let nemesis = Nemesis(layout: layout)
+        try nemesis.prepare()
+        var coordinatorRecords: [HistoryRecord] = []
+        var coordinatorSequence = 0
+
+        var nextNumber = processes
+        var workers = try (0..<processes).map { number in
+            try CheckWorkerProcess(number: number, seed: SeededGenerator.workerSeed(seed, worker: number), root: root)
+        }
+        for worker in workers where !worker.await("ready", seconds: 60) {
+            throw HarnessError.failure("worker p\(worker.number) did not start (see \(layout.logs)/p\(worker.number).err)")
+        }
+
+        let started = monotonicNow()
+        func elapsed() -> Double { Double(monotonicNow() - started) / 1e9 }
+        for fault in faults {
+            let wait = fault.time - elapsed()
+            if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+            guard fault.kind == .killWorker else {
+                nemesis.apply(fault)
+                continue
+            }
+            let slot = fault.choice % workers.count
+            workers[slot].killNow()
+            nemesis.countKill()
+            // A killed writer must leave every domain file whole.
+            for domain in CheckLayout.domains {
+                let begin = monotonicNow()
+                coordinatorSequence += 1
+                var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .parse,
+                                           domain: domain, key: "", start: begin, end: nil, outcome: .ok)
+                if case .failure(let failure) = Nemesis.parse(layout.file(of: domain)) {
+                    record.outcome = .failed
+                    record.error = failure.reason
+                }
+                record.end = monotonicNow()
+                coordinatorRecords.append(record)
+            }
+            workers[slot] = try CheckWorkerProcess(number: nextNumber, seed: SeededGenerator.workerSeed(seed, worker: nextNumber), root: root)
+            nextNumber += 1
+        }
+        let rest = duration - elapsed()
+        if rest > 0 { usleep(UInt32(rest * 1e6)) }
+
+        // Quiesce: every worker finishes the operation under way; one that does not answer is killed (its
+        // operation is then of unknown outcome). Then the watchers settle.
+        for worker in workers { worker.send("stop") }
+        for worker in workers where !worker.await("stopped", seconds: 30) {
+            Console.complain("harness check: worker p\(worker.number) did not stop within 30 s: killed")
+            worker.killNow()
+        }
+        for worker in workers { worker.send("settle") }
+        for worker in workers where !worker.await("settled", seconds: 30) {
+            Console.complain("harness check: worker p\(worker.number) did not settle within 30 s: killed")
+            worker.killNow()
+        }
+        for worker in workers { worker.process.waitUntilExit() }
+
+        // The final state, read without the library.
+        for domain in CheckLayout.domains {
+            coordinatorSequence += 1
+            let begin = monotonicNow()
+            var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .final,
+                                       domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
+            switch Nemesis.parse(layout.file(of: domain)) {
+            case .success(let stored):
+                record.values = (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
+                record.value = (stored?[CheckLayout.counterKey] as? [String: Any])?[CheckLayout.counterEntry] as? Int
+            case .failure(let failure):
+                record.outcome = .failed
+                record.error = failure.reason
+                coordinatorSequence += 1
+                coordinatorRecords.append(HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .parse,
+                                                        domain: domain, key: "", start: begin, end: monotonicNow(), outcome: .failed, error: failure.reason))
+            }
+            func administrator(_ directory: String) -> [String: Int]? {
+                guard case .success(let stored) = Nemesis.parse(directory + "/\(domain).plist") else { return nil }
+                return (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
+            }
+            record.system = administrator(layout.systemDirectory)
+            record.managed = administrator(layout.managedDirectory)
+            record.end = monotonicNow()
+            if record.outcome == .ok { coordinatorRecords.append(record) }
+        }
+
+        // Merge and check.
+        var lines: [Substring] = []
+        for number in 0..<nextNumber {
+            if let text = try? String(contentsOfFile: layout.log(of: number), encoding: .utf8) {
+                lines.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: true))
+            }
+        }
+        lines.append(contentsOf: (nemesis.records + coordinatorRecords).map { Substring($0.jsonLine) })
+        try? (nemesis.records + coordinatorRecords).map(\.jsonLine).joined(separator: "\n").write(toFile: layout.logs + "/coordinator.jsonl", atomically: true, encoding: .utf8)
+        let history = mergeHistory(lines)
+        let anomalies = checkHistory(history, checkedEntries: Set(CheckLayout.entries))
+
+        let operationKinds: Set<HistoryRecord.Kind> = [.write, .replace, .increment, .read, .readAll, .readCounter]
+        let operations = history.filter { operationKinds.contains($0.kind) }
+        let notifications = history.filter { $0.kind == .notify }.count
+        let unknown = operations.filter { $0.outcome == .unknown }.count
+        var failures: [String: Int] = [:]
+        for operation in operations where operation.outcome == .failed {
+            failures[String((operation.error ?? "").prefix(70)), default: 0] += 1
+        }
+        let faultCount = nemesis.counts.values.reduce(0, +)
+        Console.say("check: \(operations.count) operations by \(nextNumber) processes, \(notifications) notifications, \(unknown) of unknown outcome, \(operations.count - operations.filter { $0.outcome == .ok }.count - unknown) failed")
+        for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
+        let faultLine = Fault.Kind.allCases.map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
+        Console.say("check: faults: " + faultLine.joined(separator: ", "))
+        for (index, anomaly) in anomalies.enumerated() {
+            Console.say("anomaly \(index + 1): \(anomaly.kind.rawValue): \(anomaly.message)")
+            for record in anomaly.slice { Console.say("    \(record.description)") }
+        }
+        if !anomalies.isEmpty || keep {
+            Console.say("check: the files and the history are kept in \(root)")
+        } else if directory == nil {
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        Console.say("check: seed \(seed), \(operations.count) operations, \(faultCount) faults, \(anomalies.count) anomalies")
+        return anomalies.isEmpty ? 0 : 1
+    }
+}
