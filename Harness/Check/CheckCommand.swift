@@ -106,6 +106,9 @@ final class CheckWorkerProcess: @unchecked Sendable {
 
 /// One run of `harness check`.
 struct CheckRun {
+    /// How many anomalies of each kind are printed; the others are only written to `anomalies.txt`.
+    static let printedPerKind = 5
+
     let seed: UInt64
     let duration: Double
     let processes: Int
@@ -235,10 +238,21 @@ struct CheckRun {
         for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
         let faultLine = Fault.Kind.allCases.map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
         Console.say("check: faults: " + faultLine.joined(separator: ", "))
+        // Every anomaly with its slice goes to a file kept with the history; the first few of each kind are
+        // printed too (a broken library can make thousands, which would bury the summary).
+        var report = ""
+        var printed: [Anomaly.Kind: Int] = [:]
         for (index, anomaly) in anomalies.enumerated() {
-            Console.say("anomaly \(index + 1): \(anomaly.kind.rawValue): \(anomaly.message)")
-            for record in anomaly.slice { Console.say("    \(record.description)") }
+            let text = (["anomaly \(index + 1): \(anomaly.kind.rawValue): \(anomaly.message)"] + anomaly.slice.map { "    \($0.description)" })
+                .joined(separator: "\n")
+            report += text + "\n"
+            printed[anomaly.kind, default: 0] += 1
+            if printed[anomaly.kind]! <= Self.printedPerKind { Console.say(text) }
         }
+        for kind in Anomaly.Kind.allCases where (printed[kind] ?? 0) > Self.printedPerKind {
+            Console.say("check: \(printed[kind]!) \(kind.rawValue) anomalies in all; every one is in \(root)/anomalies.txt")
+        }
+        if !anomalies.isEmpty { try? report.write(toFile: root + "/anomalies.txt", atomically: true, encoding: .utf8) }
         if !anomalies.isEmpty || keep {
             Console.say("check: the files and the history are kept in \(root)")
         } else if directory == nil {

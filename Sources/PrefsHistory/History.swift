@@ -49,18 +49,29 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     public var process: Int
     /// The operation's number within its process, for merging a start line with its end line.
     public var sequence: Int
+    /// What the record tells.
     public var kind: Kind
+    /// The domain's name.
     public var domain: String
+    /// The storage key of the collection.
     public var key: String
+    /// The entry written, read or incremented; for a notification, the watcher's name.
     public var entry: String?
+    /// The value written or read (`nil`: absent); for ``Kind/final``, the counter.
     public var value: Int?
+    /// The collection written or read; for a notification, its `.new`.
     public var values: [String: Int]?
+    /// A notification's `.old`.
     public var old: [String: Int]?
+    /// For ``Kind/final``: the system defaults' entries of the collection.
     public var system: [String: Int]?
+    /// For ``Kind/final``: the managed (forced) entries of the collection.
     public var managed: [String: Int]?
-    /// Start and end in nanoseconds of CLOCK_MONOTONIC; `end` is `nil` while the outcome is unknown.
+    /// The start in nanoseconds of CLOCK_MONOTONIC, one clock for every process of the machine.
     public var start: UInt64
+    /// The end on the same clock; `nil` while the outcome is unknown.
     public var end: UInt64?
+    /// How the operation ended.
     public var outcome: Outcome
     /// The error an operation reported, as the library described it.
     public var error: String?
@@ -70,7 +81,7 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     /// The process number of the coordinator's records (final state, parses).
     public static let coordinatorProcess = 10_000
 
-    /// A record; the optional parts default to absent.
+    /// A record; the optional parts default to absent (see the properties for what each holds).
     public init(process: Int, sequence: Int, kind: Kind, domain: String, key: String, entry: String? = nil,
                 value: Int? = nil, values: [String: Int]? = nil, old: [String: Int]? = nil,
                 system: [String: Int]? = nil, managed: [String: Int]? = nil,

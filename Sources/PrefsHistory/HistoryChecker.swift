@@ -29,6 +29,7 @@ public struct Anomaly: Sendable, Equatable {
         case lastNotificationNotFinal
     }
 
+    /// The promise broken.
     public var kind: Kind
     /// What was seen, in one sentence.
     public var message: String
