@@ -4,6 +4,7 @@
 // judges the merged history.
 
 import Foundation
+import EtcdTestSupport
 import Glibc
 import PrefsHistory
 import Synchronization
@@ -14,7 +15,7 @@ enum CheckCommand: Subcommand {
     static let summary = "random work under injected faults, and a checker of what every process saw"
 
     static var usage: String { """
-        usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--keep]
+        usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--etcd] [--keep]
 
         Runs P worker processes (default 3) for SECONDS (default 30) doing a seeded random mix of subscript
         writes, whole replacements, removals, modify increments, typed writes and reads of two file domains,
@@ -33,6 +34,11 @@ enum CheckCommand: Subcommand {
           --seed N           the seed (default: a random one, printed)
           --duration SECONDS how long the workers run (default 30)
           --processes P      how many workers run at once (default 3)
+          --etcd             two etcd domains instead, on a three-member cluster started on loopback (needs
+                             Debian's etcd-server), each worker attached to another member; the nemesis kills
+                             one member or two at once (quorum lost) and restarts them, pauses a member with
+                             SIGSTOP/SIGCONT (which also stands for a member cut off: no network namespaces
+                             are made), and kills workers
           --keep             keep the directory with the files and the history (kept anyway when A > 0)
         """ }
 
@@ -41,16 +47,19 @@ enum CheckCommand: Subcommand {
         if let root = try arguments.option(CheckWorker.option, needs: "a directory") {
             let number = try arguments.option("--worker-number", needs: "a number") { Int($0) } ?? 0
             let seed = try arguments.option("--worker-seed", needs: "a number") { UInt64($0) } ?? 0
+            let endpoints = try arguments.option("--worker-etcd", needs: "URLs") { $0.split(separator: ",").compactMap { URL(string: String($0)) } }
+            let prefix = try arguments.option("--worker-etcd-name", needs: "a name") ?? "check"
             try arguments.finish { "unknown option \($0)" }
-            try CheckWorker.run(root: root, number: number, seed: seed)
+            try CheckWorker.run(root: root, number: number, seed: seed, etcd: endpoints.map { ($0, prefix) })
             return
         }
         let seed = try arguments.option("--seed", needs: "a whole number") { UInt64($0) } ?? randomSeed()
         let duration = try arguments.option("--duration", needs: "a number of seconds") { Double($0).flatMap { $0 > 0 && $0 <= 86_400 ? $0 : nil } } ?? 30
         let processes = try arguments.option("--processes", needs: "a number from 1 to 64") { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } } ?? 3
         let keep = arguments.flag("--keep")
+        let etcd = arguments.flag("--etcd")
         try arguments.finish { "unknown option \($0) (see harness check --help)" }
-        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep).run()
+        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep, etcd: etcd).run()
         if status != 0 { throw HarnessError.alreadyReported(status: status) }
     }
 
@@ -68,10 +77,11 @@ final class CheckWorkerProcess: @unchecked Sendable {
     private let output = Pipe()
     private let lines = Mutex<[String]>([])
 
-    init(number: Int, seed: UInt64, root: String) throws {
+    init(number: Int, seed: UInt64, root: String, etcd: (endpoints: [URL], prefix: String)? = nil) throws {
         self.number = number
         process.executableURL = URL(fileURLWithPath: HarnessChild.executable)
         process.arguments = ["check", CheckWorker.option, root, "--worker-number", "\(number)", "--worker-seed", "\(seed)"]
+            + (etcd.map { ["--worker-etcd", $0.endpoints.map(\.absoluteString).joined(separator: ","), "--worker-etcd-name", $0.prefix] } ?? [])
         process.standardInput = input
         process.standardOutput = output
         let errors = CheckLayout(root: root).logs + "/p\(number).err"
@@ -109,14 +119,37 @@ struct CheckRun {
     /// How many anomalies of each kind are printed; the others are only written to `anomalies.txt`.
     static let printedPerKind = 5
 
+    /// An etcd domain's value read with `curl` from the gateway, without the library, and parsed by Foundation.
+    static func etcdDomain(_ name: String, at member: URL) -> Result<[String: Any]?, Nemesis.ParseFailure> {
+        let key = Data("/RVS_PersistentPrefs/\(name)".utf8).base64EncodedString()
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "--max-time", "10", "-X", "POST", member.absoluteString + "/v3/kv/range", "-d", #"{"key":"\#(key)"}"#]
+        let output = Pipe()
+        curl.standardOutput = output
+        do { try curl.run() } catch { return .failure(Nemesis.ParseFailure(reason: "cannot run curl: \(error)")) }
+        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        guard let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any] else {
+            return .failure(Nemesis.ParseFailure(reason: "the gateway's answer is not JSON: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
+        }
+        guard let text = (object["kvs"] as? [[String: Any]])?.first?["value"] as? String else { return .success(nil) }
+        guard let data = Data(base64Encoded: text),
+              let domain = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            return .failure(Nemesis.ParseFailure(reason: "the stored value is not a property list with a dictionary root"))
+        }
+        return .success(domain)
+    }
+
     let seed: UInt64
     let duration: Double
     let processes: Int
     let directory: String?
     let keep: Bool
+    let etcd: Bool
 
     func run() throws -> Int32 {
-        let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes)
+        let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes, etcd: etcd)
         Console.say("check: plan digest \(planDigest(seed: seed, faults: faults, processes: processes)) (seed \(seed), \(processes) processes, \(Int(duration)) s, \(faults.count) faults planned)")
         let root: String
         if let directory {
@@ -133,10 +166,20 @@ struct CheckRun {
         var coordinatorRecords: [HistoryRecord] = []
         var coordinatorSequence = 0
 
-        var nextNumber = processes
-        var workers = try (0..<processes).map { number in
-            try CheckWorkerProcess(number: number, seed: SeededGenerator.workerSeed(seed, worker: number), root: root)
+        var cluster: EtcdCluster?
+        if etcd {
+            Console.say("check: starting a three-member etcd cluster on loopback")
+            do { cluster = try EtcdCluster() } catch { throw HarnessError.failure("\(error)") }
         }
+        defer { cluster?.stop() }
+        // A name of its own for each run, so that a kept cluster or an earlier run's keys never mix in.
+        let prefix = "check-\(seed)-\(getpid())"
+        func startWorker(_ number: Int) throws -> CheckWorkerProcess {
+            try CheckWorkerProcess(number: number, seed: SeededGenerator.workerSeed(seed, worker: number), root: root,
+                                   etcd: cluster.map { ($0.endpoints(attachedTo: number % $0.members.count), prefix) })
+        }
+        var nextNumber = processes
+        var workers = try (0..<processes).map(startWorker)
         for worker in workers where !worker.await("ready", seconds: 60) {
             throw HarnessError.failure("worker p\(worker.number) did not start (see \(layout.logs)/p\(worker.number).err)")
         }
@@ -146,15 +189,42 @@ struct CheckRun {
         for fault in faults {
             let wait = fault.time - elapsed()
             if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+            if let cluster, fault.kind != .killWorker {
+                // Each etcd fault lasts 0.5 to 2.4 s, a quorum lost 1 to 6.5 s (longer than the workers' operation
+                // timeout, so that some operations fail while others wait it out); then the cluster is whole again.
+                let size = cluster.members.count
+                let first = fault.choice % size
+                let second = (first + 1 + (fault.choice / size) % (size - 1)) % size
+                let outage = fault.kind == .killTwoMembers ? UInt32(1_000_000 + (fault.choice % 12) * 500_000)
+                    : UInt32(500_000 + (fault.choice % 20) * 100_000)
+                switch fault.kind {
+                case .killMember:
+                    cluster.kill(first)
+                    usleep(outage)
+                    try? cluster.start(first)
+                case .killTwoMembers:
+                    cluster.kill(first)
+                    cluster.kill(second)
+                    usleep(outage)
+                    try? cluster.start(first)
+                    try? cluster.start(second)
+                default:
+                    cluster.pause(first)
+                    usleep(outage)
+                    cluster.pause(first, false)
+                }
+                nemesis.count(fault.kind)
+                continue
+            }
             guard fault.kind == .killWorker else {
                 nemesis.apply(fault)
                 continue
             }
             let slot = fault.choice % workers.count
             workers[slot].killNow()
-            nemesis.countKill()
+            nemesis.count(.killWorker)
             // A killed writer must leave every domain file whole.
-            for domain in CheckLayout.domains {
+            for domain in CheckLayout.domains where !etcd {
                 let begin = monotonicNow()
                 coordinatorSequence += 1
                 var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .parse,
@@ -166,7 +236,7 @@ struct CheckRun {
                 record.end = monotonicNow()
                 coordinatorRecords.append(record)
             }
-            workers[slot] = try CheckWorkerProcess(number: nextNumber, seed: SeededGenerator.workerSeed(seed, worker: nextNumber), root: root)
+            workers[slot] = try startWorker(nextNumber)
             nextNumber += 1
         }
         let rest = duration - elapsed()
@@ -192,7 +262,8 @@ struct CheckRun {
             let begin = monotonicNow()
             var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .final,
                                        domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
-            switch Nemesis.parse(layout.file(of: domain)) {
+            let stored = cluster.map { Self.etcdDomain(prefix + "." + domain, at: $0.members[0].clientURL) } ?? Nemesis.parse(layout.file(of: domain))
+            switch stored {
             case .success(let stored):
                 record.values = (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
                 record.value = (stored?[CheckLayout.counterKey] as? [String: Any])?[CheckLayout.counterEntry] as? Int
@@ -236,7 +307,7 @@ struct CheckRun {
         let faultCount = nemesis.counts.values.reduce(0, +)
         Console.say("check: \(operations.count) operations by \(nextNumber) processes, \(notifications) notifications, \(unknown) of unknown outcome, \(operations.count - operations.filter { $0.outcome == .ok }.count - unknown) failed")
         for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
-        let faultLine = Fault.Kind.allCases.map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
+        let faultLine = (etcd ? Fault.Kind.etcd : Fault.Kind.files).map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
         Console.say("check: faults: " + faultLine.joined(separator: ", "))
         // Every anomaly with its slice goes to a file kept with the history; the first few of each kind are
         // printed too (a broken library can make thousands, which would bury the summary).

@@ -103,6 +103,18 @@ struct Fault: Equatable {
         case managedFile = "managed file appears, changes, goes"
         /// `kill -9` of a worker, then a new one.
         case killWorker = "kill -9 of a worker"
+        /// etcd: `kill -9` of one member, restarted over its data a moment later.
+        case killMember = "kill -9 of an etcd member"
+        /// etcd: `kill -9` of two members of three at once (quorum lost), restarted a moment later.
+        case killTwoMembers = "kill -9 of two etcd members (quorum lost)"
+        /// etcd: `SIGSTOP` of a member, `SIGCONT` a moment later; this also stands for a member cut off from the
+        /// others (no network namespaces are made).
+        case pauseMember = "SIGSTOP/SIGCONT of an etcd member"
+
+        /// The faults of a run on file domains.
+        static let files: [Kind] = [.recreateDirectory, .renameOverFile, .hardLinkWrite, .retargetSymlink, .systemFile, .managedFile, .killWorker]
+        /// The faults of a run on etcd domains.
+        static let etcd: [Kind] = [.killMember, .killTwoMembers, .pauseMember, .killWorker]
     }
 
     let time: Double
@@ -112,11 +124,11 @@ struct Fault: Equatable {
 }
 
 /// The nemesis's faults for a run of `duration` seconds with `processes` workers, from `seed`.
-func nemesisSchedule(seed: UInt64, duration: Double, processes: Int) -> [Fault] {
+func nemesisSchedule(seed: UInt64, duration: Double, processes: Int, etcd: Bool = false) -> [Fault] {
     var generator = SeededGenerator(seed: seed ^ 0x5EED_0F_FA17)
     var faults: [Fault] = []
     var time = 0.3
-    let kinds = Fault.Kind.allCases
+    let kinds = etcd ? Fault.Kind.etcd : Fault.Kind.files
     while true {
         time += 0.1 + Double(generator.next() % 900) / 1000
         // The last second is quiet, so that the last writes are not all of unknown outcome.

@@ -7,6 +7,7 @@
 
 import Foundation
 import Glibc
+import PrefsEtcd
 import PrefsHistory
 import RVS_PersistentPrefs
 import Synchronization
@@ -69,11 +70,20 @@ enum CheckWorker {
     /// The hidden option of `harness check` that makes it a worker.
     static let option = "--worker"
 
-    static func run(root: String, number: Int, seed: UInt64) throws {
+    /// Runs worker `number` from `seed`; with `etcd`, over the etcd domains `<prefix>.d0` and `<prefix>.d1`
+    /// through the members `endpoints` (the first is the one it is attached to).
+    static func run(root: String, number: Int, seed: UInt64, etcd: (endpoints: [URL], prefix: String)? = nil) throws {
         let layout = CheckLayout(root: root)
         let log = try HistoryLog(path: layout.log(of: number), process: number)
         var suites: [String: DefaultsSuite] = [:]
         for domain in CheckLayout.domains {
+            if let etcd {
+                // A short timeout, so that a quorum lost for a few seconds makes operations fail (of unknown or of
+                // no effect, which the checker tells apart) instead of only wait.
+                let storage = try EtcdDomainStorage(endpoints: etcd.endpoints, name: "\(etcd.prefix).\(domain)", timeout: .seconds(2))
+                suites[domain] = DefaultsSuite(persistentDomain: storage, arguments: [])
+                continue
+            }
             let locations = DefaultsLocations(preferencesDirectory: layout.directory(of: domain), applicationDomainName: domain,
                                               systemDirectories: [layout.systemDirectory], managedDirectory: layout.managedDirectory)
             suites[domain] = try locations.applicationSuite()

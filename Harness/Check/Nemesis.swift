@@ -38,13 +38,13 @@ final class Nemesis {
         case .retargetSymlink: done = retargetSymlink()
         case .systemFile: done = administratorFile(directory: layout.systemDirectory, entry: CheckLayout.systemEntry, present: fault.choice % 3 != 0)
         case .managedFile: done = administratorFile(directory: layout.managedDirectory, entry: CheckLayout.managedEntry, present: fault.choice % 3 != 0)
-        case .killWorker: done = true
+        case .killWorker, .killMember, .killTwoMembers, .pauseMember: done = true
         }
         if done { counts[fault.kind, default: 0] += 1 } else { skipped[fault.kind, default: 0] += 1 }
     }
 
-    /// Counts a kill the coordinator made.
-    func countKill() { counts[.killWorker, default: 0] += 1 }
+    /// Counts a fault the coordinator made (a kill of a worker, the etcd faults).
+    func count(_ kind: Fault.Kind) { counts[kind, default: 0] += 1 }
 
     // MARK: Locks
 
