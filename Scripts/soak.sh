@@ -27,6 +27,7 @@
 #                                       output goes to SOAK_CHECK_LOG (default a temporary directory); the
 #                                       summary lists each seed with its figures, and the script exits 1 if
 #                                       any run found an anomaly (its files are kept, their path printed).
+#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`).
 set -euo pipefail
 
 if [[ "${1:-}" == "--check" ]]; then
@@ -42,11 +43,13 @@ if [[ "${1:-}" == "--check" ]]; then
     harness="$("${build[@]}" --show-bin-path)/harness"
     log_dir="${SOAK_CHECK_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-check-soak-XXXXXX")}"
     mkdir -p "$log_dir"
+    etcd_flag=""
+    [[ "${SOAK_CHECK_ETCD:-0}" == 1 ]] && etcd_flag="--etcd"
     started=$SECONDS
     failed=0
     while (( SECONDS - started + run_seconds <= total )); do
         status=0
-        "$harness" check --seed "$seed" --duration "$run_seconds" --processes "${SOAK_WORKERS:-3}" >"$log_dir/seed-$seed.log" 2>&1 || status=$?
+        "$harness" check --seed "$seed" --duration "$run_seconds" --processes "${SOAK_WORKERS:-3}" ${etcd_flag} >"$log_dir/seed-$seed.log" 2>&1 || status=$?
         echo "soak: $(tail -n 1 "$log_dir/seed-$seed.log") (exit $status)"
         if [[ $status -ne 0 ]]; then failed=1; grep -m 5 '^anomaly\|kept in' "$log_dir/seed-$seed.log" || true; fi
         seed=$((seed + 1))
