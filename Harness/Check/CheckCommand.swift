@@ -108,6 +108,13 @@ final class CheckWorkerProcess: @unchecked Sendable {
         return false
     }
 
+    /// Waits at most `seconds` for the worker to exit; whether it did.
+    func awaitExit(seconds: Double) -> Bool {
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        while process.isRunning, monotonicNow() < deadline { usleep(5_000) }
+        return !process.isRunning
+    }
+
     func killNow() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
@@ -254,7 +261,10 @@ struct CheckRun {
             Console.complain("harness check: worker p\(worker.number) did not settle within 30 s: killed")
             worker.killNow()
         }
-        for worker in workers { worker.process.waitUntilExit() }
+        for worker in workers where !worker.awaitExit(seconds: 10) {
+            Console.complain("harness check: worker p\(worker.number) did not exit within 10 s of settling: killed")
+            worker.killNow()
+        }
 
         // The final state, read without the library.
         for domain in CheckLayout.domains {
