@@ -192,19 +192,21 @@ enum CheckWorker {
                 record.value = stored
             }
             record.end = monotonicNow()
-            record.outcome = error == nil ? .ok : .failed
             record.error = error.map { "\($0)" }
+            record.outcome = error == nil ? .ok : Self.outcomeIsUnknown(error) ? .unknown : .failed
             log.append(record)
         }
         answer("stopped")
         let settleDeadline = monotonicNow() + 60 * 1_000_000_000
         while command.load(ordering: .sequentiallyConsistent) != 2, monotonicNow() < settleDeadline { usleep(5_000) }
 
-        // Settle: every watcher has caught up with a fresh read of its collection, or 5 s have passed.
-        let caughtUpDeadline = monotonicNow() + 5 * 1_000_000_000
+        // Settle: every watcher has caught up with a fresh read of its collection (one that succeeded), or 10 s
+        // have passed.
+        let caughtUpDeadline = monotonicNow() + 10 * 1_000_000_000
         while monotonicNow() < caughtUpDeadline {
             let caughtUp = CheckLayout.domains.allSatisfy { domain in
-                (log.lastNew(of: domain) ?? startCollections[domain]) == wholeNumbers(prefs[domain]!.values)
+                let fresh = wholeNumbers(prefs[domain]!.values)
+                return prefs[domain]!.lastError == nil && (log.lastNew(of: domain) ?? startCollections[domain]) == fresh
             }
             if caughtUp { break }
             usleep(10_000)
@@ -220,6 +222,14 @@ enum CheckWorker {
         tokens.forEach { $0.invalidate() }
         withExtendedLifetime(watchers) {}
         answer("settled")
+    }
+
+    /// Whether a failed operation may still have taken effect. PrefsEtcd says so only in the reason of a
+    /// ``PrefsError/storageUnreachable(location:reason:)`` ("whether it was applied could not be learnt"), not
+    /// with a case of its own: every other failure changed nothing, as the library promises.
+    static func outcomeIsUnknown(_ error: PrefsError?) -> Bool {
+        guard case .storageUnreachable(_, let reason)? = error else { return false }
+        return reason.contains("could not be learnt")
     }
 
     private static func answer(_ line: String) {
