@@ -16,6 +16,7 @@ enum CheckCommand: Subcommand {
 
     static var usage: String { """
         usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--etcd] [--keep]
+               harness check --recheck DIR
 
         Runs P worker processes (default 3) for SECONDS (default 30) doing a seeded random mix of subscript
         writes, whole replacements, removals, modify increments, typed writes and reads of two file domains,
@@ -39,6 +40,8 @@ enum CheckCommand: Subcommand {
                              one member or two at once (quorum lost) and restarts them, pauses a member with
                              SIGSTOP/SIGCONT (which also stands for a member cut off: no network namespaces
                              are made), and kills workers
+          --recheck DIR      check again the history a run kept in DIR (no new run): what an improved checker,
+                             or a new reading of an error's outcome, says of it
           --keep             keep the directory with the files and the history (kept anyway when A > 0)
         """ }
 
@@ -51,6 +54,12 @@ enum CheckCommand: Subcommand {
             let prefix = try arguments.option("--worker-etcd-name", needs: "a name") ?? "check"
             try arguments.finish { "unknown option \($0)" }
             try CheckWorker.run(root: root, number: number, seed: seed, etcd: endpoints.map { ($0, prefix) })
+            return
+        }
+        if let kept = try arguments.option("--recheck", needs: "a directory a run kept") {
+            try arguments.finish { "unknown option \($0) (see harness check --help)" }
+            let status = try CheckRun.recheck(kept)
+            if status != 0 { throw HarnessError.alreadyReported(status: status) }
             return
         }
         let seed = try arguments.option("--seed", needs: "a whole number") { UInt64($0) } ?? randomSeed()
@@ -319,8 +328,45 @@ struct CheckRun {
         for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
         let faultLine = (etcd ? Fault.Kind.etcd : Fault.Kind.files).map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
         Console.say("check: faults: " + faultLine.joined(separator: ", "))
-        // Every anomaly with its slice goes to a file kept with the history; the first few of each kind are
-        // printed too (a broken library can make thousands, which would bury the summary).
+        Self.print(anomalies, root: root)
+        if !anomalies.isEmpty || keep {
+            Console.say("check: the files and the history are kept in \(root)")
+        } else if directory == nil {
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        Console.say("check: seed \(seed), \(operations.count) operations, \(faultCount) faults, \(anomalies.count) anomalies")
+        return anomalies.isEmpty ? 0 : 1
+    }
+
+    /// The history kept in `root` checked again; the exit status.
+    static func recheck(_ root: String) throws -> Int32 {
+        let logs = CheckLayout(root: root).logs
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: logs) else {
+            throw HarnessError.failure("no history in \(logs)")
+        }
+        var lines: [Substring] = []
+        for name in names.sorted() where name.hasSuffix(".jsonl") {
+            if let text = try? String(contentsOfFile: logs + "/" + name, encoding: .utf8) {
+                lines.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: true))
+            }
+        }
+        // Records made before the worker told unknown outcomes from failures are read again the same way.
+        let history = mergeHistory(lines).map { record -> HistoryRecord in
+            var record = record
+            if record.outcome == .failed, record.error?.contains("could not be learnt") == true { record.outcome = .unknown }
+            return record
+        }
+        let anomalies = checkHistory(history, checkedEntries: Set(CheckLayout.entries))
+        let operationKinds: Set<HistoryRecord.Kind> = [.write, .replace, .increment, .read, .readAll, .readCounter]
+        let operations = history.filter { operationKinds.contains($0.kind) }.count
+        print(anomalies, root: root)
+        Console.say("check: recheck of \(root), \(operations) operations, \(anomalies.count) anomalies")
+        return anomalies.isEmpty ? 0 : 1
+    }
+
+    /// Prints `anomalies`: every one with its slice goes to `root`/anomalies.txt, the first few of each kind
+    /// to standard output too (a broken library can make thousands, which would bury the summary).
+    static func print(_ anomalies: [Anomaly], root: String) {
         var report = ""
         var printed: [Anomaly.Kind: Int] = [:]
         for (index, anomaly) in anomalies.enumerated() {
@@ -334,12 +380,5 @@ struct CheckRun {
             Console.say("check: \(printed[kind]!) \(kind.rawValue) anomalies in all; every one is in \(root)/anomalies.txt")
         }
         if !anomalies.isEmpty { try? report.write(toFile: root + "/anomalies.txt", atomically: true, encoding: .utf8) }
-        if !anomalies.isEmpty || keep {
-            Console.say("check: the files and the history are kept in \(root)")
-        } else if directory == nil {
-            try? FileManager.default.removeItem(atPath: root)
-        }
-        Console.say("check: seed \(seed), \(operations.count) operations, \(faultCount) faults, \(anomalies.count) anomalies")
-        return anomalies.isEmpty ? 0 : 1
     }
 }
