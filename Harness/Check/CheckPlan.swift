@@ -130,7 +130,8 @@ func nemesisSchedule(seed: UInt64, duration: Double, processes: Int, etcd: Bool 
     var time = 0.3
     let kinds = etcd ? Fault.Kind.etcd : Fault.Kind.files
     while true {
-        time += 0.1 + Double(generator.next() % 900) / 1000
+        // etcd faults last up to seconds each (an outage, then a restart): they are spaced further apart.
+        time += etcd ? 1 + Double(generator.next() % 2_000) / 1000 : 0.1 + Double(generator.next() % 900) / 1000
         // The last second is quiet, so that the last writes are not all of unknown outcome.
         guard time < duration - 1 else { break }
         faults.append(Fault(time: time, kind: kinds[Int(generator.next() % UInt64(kinds.count))], choice: Int(generator.next() % 1000)))
