@@ -1,4 +1,5 @@
 import Foundation
+import PrefsHistory
 import Testing
 import TestSupport
 
@@ -24,6 +25,28 @@ struct CheckCommandTests {
         #expect(run.status == 2)
         #expect(run.errorLines.count == 1, "standard error: \(run.errors)")
         #expect(run.output.isEmpty)
+    }
+
+    @Test("--recheck of a kept history with a stale read prints the anomaly with its slice and exits 1; a clean one exits 0")
+    func recheck() throws {
+        let kept = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: kept.appending("log"), withIntermediateDirectories: true)
+        func record(_ process: Int, _ sequence: Int, _ kind: HistoryRecord.Kind, _ start: UInt64, _ end: UInt64, value: Int?) -> String {
+            HistoryRecord(process: process, sequence: sequence, kind: kind, domain: "d0", key: "k0", entry: "a", value: value,
+                          start: start, end: end, outcome: .ok).jsonLine
+        }
+        let writes = [record(1, 1, .write, 10, 20, value: 100), record(1, 2, .write, 30, 40, value: 200)]
+        try (writes + [record(2, 1, .read, 50, 60, value: 200)]).joined(separator: "\n").write(toFile: kept.appending("log/p1.jsonl"), atomically: true, encoding: .utf8)
+        let clean = try sandbox.run(["check", "--recheck", kept.path])
+        #expect(clean.status == 0, "output: \(clean.output)")
+        #expect(clean.lines.last { !$0.isEmpty } == "check: recheck of \(kept.path), 3 operations, 0 anomalies")
+
+        try (writes + [record(2, 1, .read, 50, 60, value: 100)]).joined(separator: "\n").write(toFile: kept.appending("log/p1.jsonl"), atomically: true, encoding: .utf8)
+        let stale = try sandbox.run(["check", "--recheck", kept.path])
+        #expect(stale.status == 1)
+        #expect(stale.lines.contains { $0.hasPrefix("anomaly 1: staleRead: d0/k0.a read 100") })
+        #expect(stale.lines.filter { $0.hasPrefix("    p") }.count == 3)
+        #expect(stale.lines.last { !$0.isEmpty } == "check: recheck of \(kept.path), 3 operations, 1 anomalies")
     }
 
     @Test("a short run ends with the summary line, prints the same plan digest for the same seed, and removes its files")
