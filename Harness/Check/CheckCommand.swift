@@ -357,7 +357,8 @@ struct CheckRun {
                 lines.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: true))
             }
         }
-        // Records made before the worker told unknown outcomes from failures are read again the same way.
+        // Histories recorded before PrefsError.outcomeUnknown existed told an unknown outcome only in the text of
+        // a storageUnreachable error: such a failure is read as of unknown outcome.
         let history = mergeHistory(lines).map { record -> HistoryRecord in
             var record = record
             if record.outcome == .failed, record.error?.contains("could not be learnt") == true { record.outcome = .unknown }

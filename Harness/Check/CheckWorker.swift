@@ -224,12 +224,11 @@ enum CheckWorker {
         answer("settled")
     }
 
-    /// Whether a failed operation may still have taken effect. PrefsEtcd says so only in the reason of a
-    /// ``PrefsError/storageUnreachable(location:reason:)`` ("whether it was applied could not be learnt"), not
-    /// with a case of its own: every other failure changed nothing, as the library promises.
+    /// Whether a failed operation may still have taken effect: ``PrefsError/outcomeUnknown(location:reason:)``.
+    /// Every other failure changed nothing, as the library promises, and the checker holds it to that.
     static func outcomeIsUnknown(_ error: PrefsError?) -> Bool {
-        guard case .storageUnreachable(_, let reason)? = error else { return false }
-        return reason.contains("could not be learnt")
+        if case .outcomeUnknown? = error { return true }
+        return false
     }
 
     private static func answer(_ line: String) {
