@@ -40,11 +40,14 @@ let package = Package(
             dependencies: ["PrefsStorage", "PrefsPropertyList", "COpenSSL"],
             path: "Sources/PrefsEtcd"
         ),
+        // The history of `harness check` and its checker (SPEC §11): pure functions over recorded operations,
+        // sharing no code with the library's read path, so that the tests can feed it hand-made histories.
+        .target(name: "PrefsHistory", path: "Sources/PrefsHistory"),
         .executableTarget(
             name: "harness",
             // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`; the
             // test support's waitable values for the bench's measurements.
-            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport", "TestSupport"],
+            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport", "TestSupport", "PrefsHistory"],
             path: "Harness",
             exclude: [],
             resources: [.copy("SettingsSchema.plist")]
@@ -87,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarnessTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "PrefsEtcd", "EtcdTestSupport"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "PrefsEtcd", "EtcdTestSupport", "PrefsHistory"],
             path: "Tests/HarnessTests"
         ),
     ],

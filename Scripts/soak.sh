@@ -19,7 +19,44 @@
 # collection of its own. At the end the domain file is read with Python's plistlib, independently of the
 # library: every entry must hold the last value its worker wrote and was acknowledged, and every worker's own
 # collection its last round. Exits non-zero with a message on any failure.
+#
+#   Scripts/soak.sh --check [SECONDS]   checked histories instead (SPEC §11, `harness check`): one run after
+#                                       another, each of SOAK_CHECK_RUN seconds (default 120) with a new seed
+#                                       (from SOAK_CHECK_SEED, default random, then +1 each run), for SECONDS
+#                                       in all (default 3600); SOAK_WORKERS processes (default 3). Every run's
+#                                       output goes to SOAK_CHECK_LOG (default a temporary directory); the
+#                                       summary lists each seed with its figures, and the script exits 1 if
+#                                       any run found an anomaly (its files are kept, their path printed).
+#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`).
 set -euo pipefail
+
+if [[ "${1:-}" == "--check" ]]; then
+    total="${2:-3600}"
+    [[ "$total" =~ ^[0-9]+$ && "$total" -gt 0 ]] || { echo "usage: Scripts/soak.sh --check [SECONDS]" >&2; exit 64; }
+    run_seconds="${SOAK_CHECK_RUN:-120}"
+    seed="${SOAK_CHECK_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom) % 1000000000 ))}"
+    cd "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    build=(swift build -c "${SOAK_CONFIGURATION:-release}" --product harness)
+    [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
+    echo "soak: building: ${build[*]}" >&2
+    "${build[@]}" >&2
+    harness="$("${build[@]}" --show-bin-path)/harness"
+    log_dir="${SOAK_CHECK_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-check-soak-XXXXXX")}"
+    mkdir -p "$log_dir"
+    etcd_flag=""
+    [[ "${SOAK_CHECK_ETCD:-0}" == 1 ]] && etcd_flag="--etcd"
+    started=$SECONDS
+    failed=0
+    while (( SECONDS - started + run_seconds <= total )); do
+        status=0
+        "$harness" check --seed "$seed" --duration "$run_seconds" --processes "${SOAK_WORKERS:-3}" ${etcd_flag} >"$log_dir/seed-$seed.log" 2>&1 || status=$?
+        echo "soak: $(tail -n 1 "$log_dir/seed-$seed.log") (exit $status)"
+        if [[ $status -ne 0 ]]; then failed=1; grep -m 5 '^anomaly\|kept in' "$log_dir/seed-$seed.log" || true; fi
+        seed=$((seed + 1))
+    done
+    echo "soak: outputs in $log_dir"
+    exit $failed
+fi
 
 seconds="${1:-180}"
 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: Scripts/soak.sh [SECONDS]" >&2; exit 64; }

@@ -32,5 +32,5 @@ struct HarnessContext {
 
 enum Subcommands {
     /// The subcommands, in the order `harness --help` lists them.
-    static var all: [any Subcommand.Type] { [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsInspector.self, BenchCommand.self, CompletionCommand.self] }
+    static var all: [any Subcommand.Type] { [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsInspector.self, BenchCommand.self, CompletionCommand.self, CheckCommand.self] }
 }

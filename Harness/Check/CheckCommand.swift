@@ -1,0 +1,392 @@
+// `harness check`: checked histories (SPEC §11). Real worker processes do a seeded random mix of
+// operations through the library while a nemesis acts on their files; every operation and notification is
+// recorded on CLOCK_MONOTONIC, and a checker that shares no code with the library's read path (PrefsHistory)
+// judges the merged history.
+
+import Foundation
+import EtcdTestSupport
+import Glibc
+import PrefsHistory
+import Synchronization
+
+/// `harness check`: random work, injected faults, and an independent check of what every process saw.
+enum CheckCommand: Subcommand {
+    static let name = "check"
+    static let summary = "random work under injected faults, and a checker of what every process saw"
+
+    static var usage: String { """
+        usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--etcd] [--keep]
+               harness check --recheck DIR
+
+        Runs P worker processes (default 3) for SECONDS (default 30) doing a seeded random mix of subscript
+        writes, whole replacements, removals, modify increments, typed writes and reads of two file domains,
+        each with a watching instance that records every notification, while a nemesis from the same seed
+        replaces the preferences directory, renames over the domain file, writes through a hard link,
+        retargets a symbolic link on the path, makes an administrator's system and managed files appear,
+        change and go, and kills workers with SIGKILL (their unfinished operations have unknown outcomes).
+        Then it checks the history: stale, phantom or backwards reads, counters that differ from their
+        acknowledged increments, acknowledged writes missing at the end, domain files torn by a kill, and
+        notifications repeated, out of chain, or not ending on the stored collection. Each anomaly is printed
+        with the slice of history that shows it. The same seed replays the same operations and faults: the
+        plan's digest is printed so that two runs can be compared.
+
+        The last line is `check: seed S, O operations, F faults, A anomalies`; the exit status is 1 when A > 0.
+
+          --seed N           the seed (default: a random one, printed)
+          --duration SECONDS how long the workers run (default 30)
+          --processes P      how many workers run at once (default 3)
+          --etcd             two etcd domains instead, on a three-member cluster started on loopback (needs
+                             Debian's etcd-server), each worker attached to another member; the nemesis kills
+                             one member or two at once (quorum lost, up to 4.5 s) and restarts them, pauses a member with
+                             SIGSTOP/SIGCONT (which also stands for a member cut off: no network namespaces
+                             are made), and kills workers
+          --recheck DIR      check again the history a run kept in DIR (no new run): what an improved checker,
+                             or a new reading of an error's outcome, says of it
+          --keep             keep the directory with the files and the history (kept anyway when A > 0)
+        """ }
+
+    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        var arguments = arguments
+        if let root = try arguments.option(CheckWorker.option, needs: "a directory") {
+            let number = try arguments.option("--worker-number", needs: "a number") { Int($0) } ?? 0
+            let seed = try arguments.option("--worker-seed", needs: "a number") { UInt64($0) } ?? 0
+            let endpoints = try arguments.option("--worker-etcd", needs: "URLs") { $0.split(separator: ",").compactMap { URL(string: String($0)) } }
+            let prefix = try arguments.option("--worker-etcd-name", needs: "a name") ?? "check"
+            try arguments.finish { "unknown option \($0)" }
+            try CheckWorker.run(root: root, number: number, seed: seed, etcd: endpoints.map { ($0, prefix) })
+            return
+        }
+        if let kept = try arguments.option("--recheck", needs: "a directory a run kept") {
+            try arguments.finish { "unknown option \($0) (see harness check --help)" }
+            let status = try CheckRun.recheck(kept)
+            if status != 0 { throw HarnessError.alreadyReported(status: status) }
+            return
+        }
+        let seed = try arguments.option("--seed", needs: "a whole number") { UInt64($0) } ?? randomSeed()
+        let duration = try arguments.option("--duration", needs: "a number of seconds") { Double($0).flatMap { $0 > 0 && $0 <= 86_400 ? $0 : nil } } ?? 30
+        let processes = try arguments.option("--processes", needs: "a number from 1 to 64") { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } } ?? 3
+        let keep = arguments.flag("--keep")
+        let etcd = arguments.flag("--etcd")
+        try arguments.finish { "unknown option \($0) (see harness check --help)" }
+        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep, etcd: etcd).run()
+        if status != 0 { throw HarnessError.alreadyReported(status: status) }
+    }
+
+    private static func randomSeed() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next() % 1_000_000_000
+    }
+}
+
+/// A worker process and the lines it printed, read on a thread of its own so that every wait is bounded.
+final class CheckWorkerProcess: @unchecked Sendable {
+    let number: Int
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let lines = Mutex<[String]>([])
+
+    init(number: Int, seed: UInt64, root: String, etcd: (endpoints: [URL], prefix: String)? = nil) throws {
+        self.number = number
+        process.executableURL = URL(fileURLWithPath: HarnessChild.executable)
+        process.arguments = ["check", CheckWorker.option, root, "--worker-number", "\(number)", "--worker-seed", "\(seed)"]
+            + (etcd.map { ["--worker-etcd", $0.endpoints.map(\.absoluteString).joined(separator: ","), "--worker-etcd-name", $0.prefix] } ?? [])
+        process.standardInput = input
+        process.standardOutput = output
+        let errors = CheckLayout(root: root).logs + "/p\(number).err"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            let reader = LineReader(descriptor: handle.fileDescriptor)
+            while let line = reader.nextLine() { lines.withLock { $0.append(line) } }
+        }
+    }
+
+    func send(_ line: String) { try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+
+    /// Waits at most `seconds` for the worker to print `line`.
+    func await(_ line: String, seconds: Double) -> Bool {
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        while monotonicNow() < deadline {
+            if lines.withLock({ $0.contains(line) }) { return true }
+            if !process.isRunning { return lines.withLock { $0.contains(line) } }
+            usleep(5_000)
+        }
+        return false
+    }
+
+    /// Waits at most `seconds` for the worker to exit; whether it did.
+    func awaitExit(seconds: Double) -> Bool {
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        while process.isRunning, monotonicNow() < deadline { usleep(5_000) }
+        return !process.isRunning
+    }
+
+    func killNow() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+/// One run of `harness check`.
+struct CheckRun {
+    /// How many anomalies of each kind are printed; the others are only written to `anomalies.txt`.
+    static let printedPerKind = 5
+
+    /// An etcd domain's value read with `curl` from the gateway, without the library, and parsed by Foundation.
+    static func etcdDomain(_ name: String, at member: URL) -> Result<[String: Any]?, Nemesis.ParseFailure> {
+        let key = Data("/RVS_PersistentPrefs/\(name)".utf8).base64EncodedString()
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "--max-time", "10", "-X", "POST", member.absoluteString + "/v3/kv/range", "-d", #"{"key":"\#(key)"}"#]
+        let output = Pipe()
+        curl.standardOutput = output
+        do { try curl.run() } catch { return .failure(Nemesis.ParseFailure(reason: "cannot run curl: \(error)")) }
+        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        guard let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any] else {
+            return .failure(Nemesis.ParseFailure(reason: "the gateway's answer is not JSON: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
+        }
+        guard let text = (object["kvs"] as? [[String: Any]])?.first?["value"] as? String else { return .success(nil) }
+        guard let data = Data(base64Encoded: text),
+              let domain = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            return .failure(Nemesis.ParseFailure(reason: "the stored value is not a property list with a dictionary root"))
+        }
+        return .success(domain)
+    }
+
+    let seed: UInt64
+    let duration: Double
+    let processes: Int
+    let directory: String?
+    let keep: Bool
+    let etcd: Bool
+
+    func run() throws -> Int32 {
+        let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes, etcd: etcd)
+        Console.say("check: plan digest \(planDigest(seed: seed, faults: faults, processes: processes)) (seed \(seed), \(processes) processes, \(Int(duration)) s, \(faults.count) faults planned)")
+        let root: String
+        if let directory {
+            root = directory
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } else {
+            var template = Array((NSTemporaryDirectory() + "/rvs-prefs-check-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw HarnessError.failure("cannot make a temporary directory") }
+            root = String(cString: made)
+        }
+        let layout = CheckLayout(root: root)
+        let nemesis = Nemesis(layout: layout)
+        try nemesis.prepare()
+        var coordinatorRecords: [HistoryRecord] = []
+        var coordinatorSequence = 0
+
+        var cluster: EtcdCluster?
+        if etcd {
+            Console.say("check: starting a three-member etcd cluster on loopback")
+            do { cluster = try EtcdCluster() } catch { throw HarnessError.failure("\(error)") }
+        }
+        defer { cluster?.stop() }
+        // A name of its own for each run, so that a kept cluster or an earlier run's keys never mix in.
+        let prefix = "check-\(seed)-\(getpid())"
+        func startWorker(_ number: Int) throws -> CheckWorkerProcess {
+            try CheckWorkerProcess(number: number, seed: SeededGenerator.workerSeed(seed, worker: number), root: root,
+                                   etcd: cluster.map { ($0.endpoints(attachedTo: number % $0.members.count), prefix) })
+        }
+        var nextNumber = processes
+        var workers = try (0..<processes).map(startWorker)
+        for worker in workers where !worker.await("ready", seconds: 60) {
+            throw HarnessError.failure("worker p\(worker.number) did not start (see \(layout.logs)/p\(worker.number).err)")
+        }
+
+        let started = monotonicNow()
+        func elapsed() -> Double { Double(monotonicNow() - started) / 1e9 }
+        var notReached = 0
+        for fault in faults {
+            // An etcd outage takes its time: faults that fall behind the run's end are left out, so that the run
+            // ends on time (the plan stays the same; which faults ran is reported).
+            guard elapsed() < duration - 1 else {
+                notReached += 1
+                continue
+            }
+            let wait = fault.time - elapsed()
+            if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+            if let cluster, fault.kind != .killWorker {
+                // Each etcd fault lasts 0.5 to 2.4 s, a quorum lost 1 to 4.5 s (longer than the workers' operation
+                // timeout, so that some operations fail while others wait it out); then the cluster is whole again.
+                let size = cluster.members.count
+                let first = fault.choice % size
+                let second = (first + 1 + (fault.choice / size) % (size - 1)) % size
+                let outage = fault.kind == .killTwoMembers ? UInt32(1_000_000 + (fault.choice % 8) * 500_000)
+                    : UInt32(500_000 + (fault.choice % 20) * 100_000)
+                switch fault.kind {
+                case .killMember:
+                    cluster.kill(first)
+                    usleep(outage)
+                    try? cluster.start(first)
+                case .killTwoMembers:
+                    cluster.kill(first)
+                    cluster.kill(second)
+                    usleep(outage)
+                    try? cluster.start(first)
+                    try? cluster.start(second)
+                default:
+                    cluster.pause(first)
+                    usleep(outage)
+                    cluster.pause(first, false)
+                }
+                nemesis.count(fault.kind)
+                continue
+            }
+            guard fault.kind == .killWorker else {
+                nemesis.apply(fault)
+                continue
+            }
+            let slot = fault.choice % workers.count
+            workers[slot].killNow()
+            nemesis.count(.killWorker)
+            // A killed writer must leave every domain file whole.
+            for domain in CheckLayout.domains where !etcd {
+                let begin = monotonicNow()
+                coordinatorSequence += 1
+                var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .parse,
+                                           domain: domain, key: "", start: begin, end: nil, outcome: .ok)
+                if case .failure(let failure) = Nemesis.parse(layout.file(of: domain)) {
+                    record.outcome = .failed
+                    record.error = failure.reason
+                }
+                record.end = monotonicNow()
+                coordinatorRecords.append(record)
+            }
+            workers[slot] = try startWorker(nextNumber)
+            nextNumber += 1
+        }
+        let rest = duration - elapsed()
+        if rest > 0 { usleep(UInt32(rest * 1e6)) }
+
+        // Quiesce: every worker finishes the operation under way; one that does not answer is killed (its
+        // operation is then of unknown outcome). Then the watchers settle.
+        for worker in workers { worker.send("stop") }
+        for worker in workers where !worker.await("stopped", seconds: 30) {
+            Console.complain("harness check: worker p\(worker.number) did not stop within 30 s: killed")
+            worker.killNow()
+        }
+        for worker in workers { worker.send("settle") }
+        for worker in workers where !worker.await("settled", seconds: 30) {
+            Console.complain("harness check: worker p\(worker.number) did not settle within 30 s: killed")
+            worker.killNow()
+        }
+        for worker in workers where !worker.awaitExit(seconds: 10) {
+            Console.complain("harness check: worker p\(worker.number) did not exit within 10 s of settling: killed")
+            worker.killNow()
+        }
+
+        // The final state, read without the library.
+        for domain in CheckLayout.domains {
+            coordinatorSequence += 1
+            let begin = monotonicNow()
+            var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .final,
+                                       domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
+            let stored = cluster.map { Self.etcdDomain(prefix + "." + domain, at: $0.members[0].clientURL) } ?? Nemesis.parse(layout.file(of: domain))
+            switch stored {
+            case .success(let stored):
+                record.values = (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
+                record.value = (stored?[CheckLayout.counterKey] as? [String: Any])?[CheckLayout.counterEntry] as? Int
+            case .failure(let failure):
+                record.outcome = .failed
+                record.error = failure.reason
+                coordinatorSequence += 1
+                coordinatorRecords.append(HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .parse,
+                                                        domain: domain, key: "", start: begin, end: monotonicNow(), outcome: .failed, error: failure.reason))
+            }
+            func administrator(_ directory: String) -> [String: Int]? {
+                guard case .success(let stored) = Nemesis.parse(directory + "/\(domain).plist") else { return nil }
+                return (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
+            }
+            record.system = administrator(layout.systemDirectory)
+            record.managed = administrator(layout.managedDirectory)
+            record.end = monotonicNow()
+            if record.outcome == .ok { coordinatorRecords.append(record) }
+        }
+
+        // Merge and check.
+        var lines: [Substring] = []
+        for number in 0..<nextNumber {
+            if let text = try? String(contentsOfFile: layout.log(of: number), encoding: .utf8) {
+                lines.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: true))
+            }
+        }
+        lines.append(contentsOf: (nemesis.records + coordinatorRecords).map { Substring($0.jsonLine) })
+        try? (nemesis.records + coordinatorRecords).map(\.jsonLine).joined(separator: "\n").write(toFile: layout.logs + "/coordinator.jsonl", atomically: true, encoding: .utf8)
+        let history = mergeHistory(lines)
+        let anomalies = checkHistory(history, checkedEntries: Set(CheckLayout.entries))
+
+        let operationKinds: Set<HistoryRecord.Kind> = [.write, .replace, .increment, .read, .readAll, .readCounter]
+        let operations = history.filter { operationKinds.contains($0.kind) }
+        let notifications = history.filter { $0.kind == .notify }.count
+        let unknown = operations.filter { $0.outcome == .unknown }.count
+        var failures: [String: Int] = [:]
+        for operation in operations where operation.outcome == .failed {
+            failures[String((operation.error ?? "").prefix(70)), default: 0] += 1
+        }
+        let faultCount = nemesis.counts.values.reduce(0, +)
+        Console.say("check: \(operations.count) operations by \(nextNumber) processes, \(notifications) notifications, \(unknown) of unknown outcome, \(operations.count - operations.filter { $0.outcome == .ok }.count - unknown) failed")
+        for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
+        let faultLine = (etcd ? Fault.Kind.etcd : Fault.Kind.files).map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
+        Console.say("check: faults: " + faultLine.joined(separator: ", ") + (notReached > 0 ? "; \(notReached) planned faults left out, the run's time being up" : ""))
+        Self.print(anomalies, root: root)
+        if !anomalies.isEmpty || keep {
+            Console.say("check: the files and the history are kept in \(root)")
+        } else if directory == nil {
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        Console.say("check: seed \(seed), \(operations.count) operations, \(faultCount) faults, \(anomalies.count) anomalies")
+        return anomalies.isEmpty ? 0 : 1
+    }
+
+    /// The history kept in `root` checked again; the exit status.
+    static func recheck(_ root: String) throws -> Int32 {
+        let logs = CheckLayout(root: root).logs
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: logs) else {
+            throw HarnessError.failure("no history in \(logs)")
+        }
+        var lines: [Substring] = []
+        for name in names.sorted() where name.hasSuffix(".jsonl") {
+            if let text = try? String(contentsOfFile: logs + "/" + name, encoding: .utf8) {
+                lines.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: true))
+            }
+        }
+        // Histories recorded before PrefsError.outcomeUnknown existed told an unknown outcome only in the text of
+        // a storageUnreachable error: such a failure is read as of unknown outcome.
+        let history = mergeHistory(lines).map { record -> HistoryRecord in
+            var record = record
+            if record.outcome == .failed, record.error?.contains("could not be learnt") == true { record.outcome = .unknown }
+            return record
+        }
+        let anomalies = checkHistory(history, checkedEntries: Set(CheckLayout.entries))
+        let operationKinds: Set<HistoryRecord.Kind> = [.write, .replace, .increment, .read, .readAll, .readCounter]
+        let operations = history.filter { operationKinds.contains($0.kind) }.count
+        print(anomalies, root: root)
+        Console.say("check: recheck of \(root), \(operations) operations, \(anomalies.count) anomalies")
+        return anomalies.isEmpty ? 0 : 1
+    }
+
+    /// Prints `anomalies`: every one with its slice goes to `root`/anomalies.txt, the first few of each kind
+    /// to standard output too (a broken library can make thousands, which would bury the summary).
+    static func print(_ anomalies: [Anomaly], root: String) {
+        var report = ""
+        var printed: [Anomaly.Kind: Int] = [:]
+        for (index, anomaly) in anomalies.enumerated() {
+            let text = (["anomaly \(index + 1): \(anomaly.kind.rawValue): \(anomaly.message)"] + anomaly.slice.map { "    \($0.description)" })
+                .joined(separator: "\n")
+            report += text + "\n"
+            printed[anomaly.kind, default: 0] += 1
+            if printed[anomaly.kind]! <= Self.printedPerKind { Console.say(text) }
+        }
+        for kind in Anomaly.Kind.allCases where (printed[kind] ?? 0) > Self.printedPerKind {
+            Console.say("check: \(printed[kind]!) \(kind.rawValue) anomalies in all; every one is in \(root)/anomalies.txt")
+        }
+        if !anomalies.isEmpty { try? report.write(toFile: root + "/anomalies.txt", atomically: true, encoding: .utf8) }
+    }
+}
