@@ -16,6 +16,9 @@ let package = Package(
         // Domains kept in an etcd cluster (SPEC §8): a separate product, so that an app that does not import
         // it links no networking code and no OpenSSL.
         .library(name: "PrefsEtcd", targets: ["PrefsEtcd"]),
+        // The conformance kit a backend author runs from their own tests (SPEC §10): framework-neutral, so that
+        // it links no test framework and serves XCTest and Swift Testing alike.
+        .library(name: "PrefsStorageTesting", targets: ["PrefsStorageTesting"]),
         .executable(name: "harness", targets: ["harness"]),
     ],
     targets: [
@@ -27,6 +30,12 @@ let package = Package(
             name: "RVS_PersistentPrefs",
             dependencies: ["PrefsStorage", "PrefsPropertyList", "CPrefsLinux"],
             path: "Sources/RVS_PersistentPrefs"
+        ),
+        // DomainStorageConformance: the storage layer only (and its codec, in which DomainStorage is written).
+        .target(
+            name: "PrefsStorageTesting",
+            dependencies: ["PrefsStorage", "PrefsPropertyList"],
+            path: "Sources/PrefsStorageTesting"
         ),
         // The system's OpenSSL, for the https endpoints of PrefsEtcd only.
         .systemLibrary(
@@ -75,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsStorageTests",
-            dependencies: ["PrefsStorage", "TestSupport", "TestWorker"],
+            dependencies: ["PrefsStorage", "PrefsStorageTesting", "TestSupport", "TestWorker"],
             path: "Tests/PrefsStorageTests"
         ),
         .testTarget(
@@ -85,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsEtcdTests",
-            dependencies: ["PrefsEtcd", "RVS_PersistentPrefs", "TestSupport", "EtcdTestSupport", "EtcdTestWorker"],
+            dependencies: ["PrefsEtcd", "RVS_PersistentPrefs", "PrefsStorageTesting", "TestSupport", "EtcdTestSupport", "EtcdTestWorker"],
             path: "Tests/PrefsEtcdTests"
         ),
         .testTarget(

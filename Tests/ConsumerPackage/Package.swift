@@ -25,10 +25,14 @@ let package = Package(
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
         ),
         // A backend of the app's own (a DomainStorage that can watch), and two instances over it hearing
-        // each other; the same over one InMemoryDomainStorage (SPEC §7.1).
+        // each other; the same over one InMemoryDomainStorage (SPEC §7.1). It also passes the conformance kit
+        // of the PrefsStorageTesting product (SPEC §10), as a backend author's own tests would run it.
         .executableTarget(
             name: "CustomBackend",
-            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+            dependencies: [
+                .product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs"),
+                .product(name: "PrefsStorageTesting", package: "RVS_PersistentPrefs"),
+            ]
         ),
         // Settings shared through an etcd cluster with the second product, PrefsEtcd (SPEC §8); .ci/run runs it
         // against a one-member loopback cluster.

@@ -250,6 +250,7 @@ public final class EtcdDomainStorage: DomainStorage {
         state.withLock { state in
             if let sent, state.confirmedAt.map({ $0 < sent }) ?? true { state.confirmedAt = sent }
             if let current = state.cached {
+                // Invariant F9: the snapshot is the generation (same revision, same object).
                 if current.modRevision == candidate.modRevision {
                     // Same state: keep the snapshot object, so callers' caches stay valid.
                     state.cached?.seenAt = max(current.seenAt, candidate.seenAt)

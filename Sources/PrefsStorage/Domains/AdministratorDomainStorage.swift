@@ -45,6 +45,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// Starts the watch that lets reads trust what they found; until then every read checks the file.
     private func startWatching() {
         let started = file.watchChanges { [weak self] in
+            // Invariant F6: every change moves the epoch (here, the watch's call).
             self?.changes.add(1, ordering: .releasing)
             // After the count: a suite's read kept from before is found again, and sees it.
             ReadEpoch.advance()
@@ -100,6 +101,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         // The token, where the watch vouches, is fresh (pending events first); the count of changes told
         // serves where it cannot (a directory that does not exist yet).
         // A system file found last time needs no token of its own: its read below validates itself.
+        // Invariant F5: evidence before the read.
         let needsToken = verifiesOwnership || trusted.withLock { $0?.missing ?? true }
         let token = needsToken ? file.freshnessToken : nil
         let seen = changesSeen()
@@ -139,6 +141,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// `nil` while no watch's events would reach the file (it could not be placed, or must poll): a missing
     /// file is then looked for again at every read, since a count that cannot move proves nothing.
     private func changesSeen() -> UInt64? {
+        // Invariant F8: counted only while covered (a missing file is trusted on this count).
         guard let count = file.changeCount else { return nil }
         return count &+ changes.load(ordering: .acquiring)
     }

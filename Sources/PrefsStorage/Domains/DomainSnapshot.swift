@@ -6,6 +6,7 @@ import PrefsPropertyList
 /// Immutable and shared: while a domain is unchanged, every read returns the same snapshot object,
 /// so a caller can cache work derived from it (such as a conversion to native values) by identity.
 public final class DomainSnapshot: Sendable {
+    // Invariant F9: the snapshot is the generation (callers cache by its identity).
     /// Storage key → stored value.
     public let contents: [String: PropertyListValue]
 

@@ -61,6 +61,7 @@ public final class InMemoryDomainStorage: DomainStorage {
             let unchanged = current.exists
                 ? PropertyListValue.dictionary(contents, isIdenticalTo: current.contents)
                 : contents.isEmpty
+            // Invariant F9: the snapshot is the generation (unchanged: the same object).
             if unchanged { return (current, false) }
             state.snapshot = DomainSnapshot(contents: contents)
             return (state.snapshot, true)

@@ -28,6 +28,7 @@ package final class ProcessDomainStorage: DomainStorage {
             current = DomainSnapshot(contents: contents)
             return current
         }
+        // Invariant F6: every change moves the epoch (here, a registration).
         ReadEpoch.advance()
         return changed
     }

@@ -19,6 +19,7 @@ package enum ReadEpoch {
     /// The count a read compares: taken after the process's watch engine took its pending events, so that
     /// every write completed before the read began has moved it (one `ioctl` when nothing is pending).
     package static func currentForRead() -> UInt64 {
+        // Invariant F1: pending events first.
         WatchEngine.shared.takePendingEvents()
         return current
     }
@@ -26,12 +27,14 @@ package enum ReadEpoch {
     /// ``currentForRead()`` for a read whose only check it is (see ``DefaultsSuite/isUnchanged(since:)``):
     /// the events are taken whether or not a read scope already took them.
     package static func currentForKeptRead() -> UInt64 {
+        // Invariant F1: pending events first.
         WatchEngine.shared.takePendingEventsNow()
         return current
     }
 
     /// Something a vouched domain returns may have changed: called after the change is visible.
     @inline(__always)
+    // Invariant F6: every change moves the epoch (ARCHITECTURE.md lists the sites).
     package static func advance() { count.add(1, ordering: .acquiringAndReleasing) }
 }
 

@@ -21,6 +21,7 @@ extension FileDomainStorage {
         }
         let lock = try acquireLock()
         defer { releaseLock(lock) }
+        // Invariant F6: every change moves the epoch (here, a removal).
         defer { ReadEpoch.advance() }
         do {
             try system.unlink(path)

@@ -174,8 +174,10 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // Where this process watches the file, its events prove the cache current without a `stat`
         // (see ReadFreshness). The token is taken before anything is read, so whatever changes
         // afterwards makes it differ next time.
+        // Invariant F5: evidence before the read.
         let token = freshness.currentToken()
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
+        // Invariant F3: vouch only where events are complete (the token, and a read every change of which is an event).
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
             return try result.get()
         }
@@ -183,6 +185,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // `fstat` of the opened file gives its identity. A file found missing is checked with a `stat`
         // alone: a search list holds domains that usually do not exist (system-wide and administrators'
         // files), and each read of one must cost no more than that.
+        // Invariant F4: identity with a recency window.
         if cached?.mayHaveChangedUnseen == false, cached?.identity != nil || cached?.isMissing == true {
             let identity: FileIdentity
             do {
@@ -212,6 +215,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     private func keep(_ bytes: [UInt8], identity openedIdentity: FileIdentity, eventsReachDirectory: Bool, token: FreshnessToken?,
                       in cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot {
         let result: Result<DomainSnapshot, PrefsError>
+        // Invariant F9: the snapshot is the generation (same bytes, same snapshot object).
         if let previous = cached, !previous.isMissing, previous.bytes == bytes {
             // Same bytes: keep the parsed result (and never re-parse a bad file, which leaks in Foundation).
             result = previous.result
@@ -640,6 +644,7 @@ struct FileIdentity: Equatable {
     /// this version can produce an identical `stat()`. Once the tick has passed, any later write gets
     /// a later change time. Whole-second timestamps (no nanoseconds) get a longer window.
     var isRecent: Bool {
+        // Invariant F4: identity with a recency window.
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let newest = max(Self.nanoseconds(modified), Self.nanoseconds(changed))

@@ -149,6 +149,7 @@ public final class DefaultsSuite: Sendable {
         self.sources = sources
         combinations = sources.map(\.role.combination)
         entryByEntry = sources.contains { $0.role.combination != .wholeValue }
+        // Invariant F7: keep only what every consulted source vouches for (a source that cannot: nothing kept).
         let vouched = sources.compactMap { $0.storage as? any EpochVouchedStorage }
         // (A bit per source records which a search consulted.)
         epochVouched = vouched.count == sources.count && sources.count <= 64 ? vouched : nil
@@ -345,6 +346,7 @@ public final class DefaultsSuite: Sendable {
             for domain in vouched { domain.startVouching() }
             vouchingStarted.store(true, ordering: .releasing)
         }
+        // Invariant F5: evidence before the read (the epoch, then the search).
         let epoch = ReadEpoch.currentForRead()
         let kept = keptReads.withLock { reads -> KeptRead? in
             for read in reads where read.epoch == epoch && read.collection == collection && read.key == key { return read }
@@ -360,6 +362,7 @@ public final class DefaultsSuite: Sendable {
         problems += found
         // The domains the search did not reach (below the one that supplied a whole value) need not vouch:
         // they could change only what a domain above them hides.
+        // Invariant F7: keep only what every consulted source vouches for.
         guard vouched.indices.allSatisfy({ consulted & (1 << UInt64($0)) == 0 || vouched[$0].isVouchedByEpoch }) else { return result }
         // A value built entry by entry gets a snapshot of its own while kept, so that callers cache what
         // they derive from it by identity as they do for one domain's value.

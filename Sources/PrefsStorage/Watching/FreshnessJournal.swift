@@ -23,6 +23,7 @@ final class FileFreshness: FreshnessTracker {
     /// `ioctl`), and a second load.
     func currentToken() -> FreshnessToken? {
         guard stamp.load(ordering: .acquiring) != 0 else { return nil }
+        // Invariant F1: pending events first (then the stamp is compared).
         engine.takePendingEvents()
         let value = stamp.load(ordering: .acquiring)
         return value == 0 ? nil : FreshnessToken(value)
@@ -31,6 +32,7 @@ final class FileFreshness: FreshnessTracker {
     /// Pending events taken first (one `ioctl`), then two atomic loads; `nil` while no watch's events
     /// would reach the file (see ``eventsCovered``).
     func changeCount() -> UInt64? {
+        // Invariant F1: pending events first. Invariant F8: counted only while covered.
         engine.takePendingEvents()
         guard eventsCovered.load(ordering: .acquiring) else { return nil }
         return events.load(ordering: .acquiring)
@@ -64,6 +66,8 @@ struct FreshnessJournal {
     /// ``FileFreshness/eventsCovered``). Losing that moves the count and the epoch, so nothing trusted on
     /// the count stays trusted.
     func setCovered(_ tracker: FileFreshness, _ covered: Bool) {
+        // Invariant F6: every change moves the epoch (here, of what events cover).
+        // Invariant F8: counted only while covered.
         guard tracker.eventsCovered.load(ordering: .relaxed) != covered else { return }
         if !covered { tracker.events.add(1, ordering: .releasing) }
         tracker.eventsCovered.store(covered, ordering: .releasing)
@@ -72,6 +76,8 @@ struct FreshnessJournal {
 
     /// Something may have changed the file: a tracker that vouches gets a new stamp.
     mutating func touch(_ tracker: FileFreshness) {
+        // Invariant F2: every event moves a stamp (to a value never used before).
+        // Invariant F6: every change moves the epoch.
         tracker.events.add(1, ordering: .releasing)
         // Whether vouched or not: a count of events an administrator's domain trusts has moved.
         defer { ReadEpoch.advance() }
@@ -83,6 +89,7 @@ struct FreshnessJournal {
     /// Whether a watch vouches for the file now: one that starts vouching gets a new stamp, one that stops
     /// gets 0.
     mutating func setVouched(_ tracker: FileFreshness, _ vouched: Bool) {
+        // Invariant F6: every change moves the epoch (here, of what the engine vouches for).
         let current = tracker.stamp.load(ordering: .relaxed)
         if !vouched {
             if current != 0 {

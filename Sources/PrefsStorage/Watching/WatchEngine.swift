@@ -101,6 +101,7 @@ package final class WatchEngine: ReadFreshness {
     /// an unmount made before the read began is seen by it, like any event.
     @inline(__always)
     func takePendingEventsNow() {
+        // Invariant F1: pending events first (a drain under way is waited for: the odd sequence; else one ioctl).
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
@@ -278,6 +279,7 @@ package final class WatchEngine: ReadFreshness {
         }
         // Any event may concern a domain a suite keeps a read of, a file not vouched for included (an
         // administrator's directory appearing): the reads kept are found again.
+        // Invariant F6: every change moves the epoch (here, a drained batch of events).
         if !events.isEmpty { ReadEpoch.advance() }
     }
 
@@ -367,6 +369,7 @@ package final class WatchEngine: ReadFreshness {
 
     /// The subscription's file may have changed: its handler is due, and its tracker's stamp changes.
     private static func changed(_ id: WatchSubscription.ID, _ state: inout State) {
+        // Invariant F2: every event moves a stamp.
         guard let subscription = state.subscriptions[id] else { return }
         state.subscriptions.dirty.insert(id)
         state.journal.touch(subscription.freshness)
@@ -382,6 +385,7 @@ package final class WatchEngine: ReadFreshness {
     /// A file's reads may be validated by events when some subscription of it proves its path on a file
     /// system whose events are complete, follows the file's inode, and none forces another behaviour.
     private static func updateVouching(_ state: inout State, for tracker: FileFreshness) {
+        // Invariant F3: vouch only where events are complete. Invariant F8: counted only while covered.
         var vouched = false
         var covered = false
         for subscription in state.subscriptions.entries.values where subscription.freshness === tracker {

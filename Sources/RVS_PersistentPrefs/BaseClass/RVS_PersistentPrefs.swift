@@ -513,6 +513,7 @@ open class RVS_PersistentPrefs {
             defer { if problems.isEmpty { keepWarnings(of: collection.suite) } else { keepWarnings(problems, of: collection.suite) } }
             guard let found = try collection.read(problems: &problems) else { return [:] }
             let snapshot = found.snapshot
+            // Invariant F9: the snapshot is the generation (the native values are keyed by it).
             if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,
                cache.suite === collection.suite {
                 // Kept again (the epoch moved for something else): the next read can skip the search again.
@@ -553,6 +554,7 @@ open class RVS_PersistentPrefs {
             guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),
                   verified.storageKey == storageKey else { return false }
         }
+        // Invariant F7: keep only what every consulted source vouches for (the suite's kept read).
         return suite.isUnchanged(since: keptAt)
     }
 

@@ -51,6 +51,7 @@ extension RVS_PersistentPrefs {
         // Reported as warnings: the read succeeds with the other domains' values.
         if problems.isEmpty { keepWarnings(of: collection.suite) } else { keepWarnings(problems, of: collection.suite) }
         // An unchanged domain gives the same snapshot object: nothing to look up, nothing to decode.
+        // Invariant F9: the snapshot is the generation (the decoded value is keyed by it).
         if definition.isCached, let snapshot = found?.snapshot, definition.snapshot === snapshot,
            definition.storageKey == collection.storageKey {
             definition.keep(found?.keptAt, by: collection.suite)

@@ -1,9 +1,11 @@
 // A backend written outside the package (SPEC §7.1): a DomainStorage of the app's own, which tells of
 // changes through watchChanges, is watched like a file. Two instances over it hear each other's writes with
-// watchesExternalChanges; so do two instances sharing one InMemoryDomainStorage. Exits non-zero on failure.
+// watchesExternalChanges; so do two instances sharing one InMemoryDomainStorage. The backend first passes the
+// conformance kit (PrefsStorageTesting's DomainStorageConformance, SPEC §10). Exits non-zero on failure.
 import Foundation
 import Synchronization
 import RVS_PersistentPrefs
+import PrefsStorageTesting
 
 /// A domain kept in a dictionary, with a list of watchers told after every change: the smallest backend
 /// that can watch.
@@ -22,7 +24,11 @@ final class DictionaryDomain: DomainStorage {
         let (snapshot, watchers) = try state.withLock { (state: inout State) throws(PrefsError) in
             var contents = state.snapshot.contents
             try transform(&contents)
-            if state.snapshot.exists && contents == state.snapshot.contents { return (state.snapshot, [@Sendable () -> Void]()) }
+            // Unchanged: nothing written, and a missing domain left empty stays missing (the conformance kit
+            // found that this backend once created it).
+            if contents == state.snapshot.contents && (state.snapshot.exists || contents.isEmpty) {
+                return (state.snapshot, [@Sendable () -> Void]())
+            }
             state.snapshot = DomainSnapshot(contents: contents, exists: true)
             return (state.snapshot, Array(state.watchers.values))
         }
@@ -84,6 +90,19 @@ func hearEachOther(over domain: any DomainStorage, _ label: String) {
     }
     token.invalidate()
     print("\(label): the watching instance heard appearance → dark")
+}
+
+// The contract first, as the backend's own tests would check it: one object is the whole domain here, so it is
+// also the other writer.
+do {
+    try DomainStorageConformance {
+        let domain = DictionaryDomain()
+        return .init(storage: domain, otherWriter: domain)
+    }.check()
+    print("a backend of one's own: keeps the DomainStorage contract")
+} catch {
+    print("CustomBackend: \(error)")
+    exit(1)
 }
 
 hearEachOther(over: DictionaryDomain(), "a backend of one's own")

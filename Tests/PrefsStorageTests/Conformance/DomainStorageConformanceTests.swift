@@ -1,0 +1,127 @@
+import Foundation
+import PrefsPropertyList
+@testable import PrefsStorage
+import PrefsStorageTesting
+import Synchronization
+import Testing
+import TestSupport
+
+/// The conformance kit on every backend the package ships over files and memory (etcd's run is in the PrefsEtcd
+/// tests), and on two broken backends, which it must catch.
+@Suite("DomainStorageConformance on the package's backends")
+struct DomainStorageConformanceTests {
+    let directory = TemporaryDirectory()
+
+    /// A new domain file for each check, in a directory that does not exist yet (the first write makes it).
+    func newFile() -> (directory: String, name: String) {
+        (directory.appending("domains-\(UUID().uuidString)"), "conformance")
+    }
+
+    @Test("FileDomainStorage keeps the DomainStorage contract, with a second object over the same file as the other writer")
+    func fileDomainConforms() throws {
+        try DomainStorageConformance {
+            let (directory, name) = newFile()
+            return .init(storage: try FileDomainStorage(directory: directory, name: name),
+                         otherWriter: try FileDomainStorage(directory: directory, name: name))
+        }.check()
+    }
+
+    @Test("InMemoryDomainStorage keeps the DomainStorage contract, its one object being both writers")
+    func inMemoryDomainConforms() throws {
+        try DomainStorageConformance {
+            let domain = InMemoryDomainStorage()
+            return .init(storage: domain, otherWriter: domain)
+        }.check()
+    }
+
+    @Test("An administrator's file (system defaults; managed, its ownership checked) keeps the read-only DomainStorage contract, written through a FileDomainStorage over the same path",
+          arguments: [false, true])
+    func administratorDomainConforms(verifiesOwnership managed: Bool) throws {
+        try DomainStorageConformance(readOnly: true) {
+            let (directory, name) = newFile()
+            let file = try FileDomainStorage(directory: directory, name: name)
+            return .init(storage: AdministratorDomainStorage.shared(file, verifiesOwnership: managed),
+                         otherWriter: try FileDomainStorage(directory: directory, name: name))
+        }.check()
+    }
+
+    @Test("The kit reports a backend whose watchChanges never fires, and nothing else of it")
+    func reportsAWatchThatNeverFires() {
+        let failures = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
+            let domain = SilentlyWatchedDomain()
+            return .init(storage: domain, otherWriter: domain)
+        }.run()
+        #expect(Set(failures.map(\.check)) == [.watchFiresAfterOtherWriter, .watchStopsAfterCancel, .watchStopsWhenReleased],
+                "\(failures)")
+        #expect(failures.first?.description.contains("no call within") == true, "\(failures)")
+    }
+
+    @Test("The kit reports a backend whose snapshot does not move after another writer's change, and nothing else of it")
+    func reportsASnapshotThatDoesNotMove() {
+        let failures = DomainStorageConformance {
+            let store = SharedStore()
+            return .init(storage: StaleDomain(store), otherWriter: StaleDomain(store))
+        }.run()
+        #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
+    }
+
+    @Test("check() throws every failure, each naming its rule, and run() of a conforming backend finds none")
+    func checkThrowsWhatRunFinds() {
+        let broken = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
+            let domain = SilentlyWatchedDomain()
+            return .init(storage: domain, otherWriter: domain)
+        }
+        let thrown = #expect(throws: DomainStorageConformance.Failures.self) { try broken.check() }
+        #expect(thrown?.failures.count == 3, "\(String(describing: thrown))")
+        #expect(thrown.map { "\($0)".contains(DomainStorageConformance.Check.watchFiresAfterOtherWriter.rawValue) } == true)
+        #expect(DomainStorageConformance(watches: false) { let d = SilentlyWatchedDomain(); return .init(storage: d, otherWriter: d) }.run().isEmpty)
+    }
+}
+
+/// A correct domain kept in memory whose watch never fires: the first broken backend.
+final class SilentlyWatchedDomain: DomainStorage {
+    private let domain = InMemoryDomainStorage()
+    var location: String { "a domain whose watch never fires" }
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try domain.snapshot() }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try domain.modify(repairing: policy, transform)
+    }
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { NeverFiring() }
+
+    final class NeverFiring: DomainChangeWatch {
+        func cancel() {}
+    }
+}
+
+/// What several ``StaleDomain`` objects share: one domain's contents, and the watches of it.
+final class SharedStore: Sendable {
+    let domain = InMemoryDomainStorage()
+}
+
+/// The second broken backend: each object keeps the first snapshot it read (or its own last write) for good, so
+/// another object's change never reaches its reads. Everything else is right, its watch included.
+final class StaleDomain: DomainStorage {
+    private let store: SharedStore
+    private let kept = Mutex<DomainSnapshot?>(nil)
+    init(_ store: SharedStore) { self.store = store }
+    var location: String { "a domain whose snapshot never moves" }
+
+    func snapshot() throws(PrefsError) -> DomainSnapshot {
+        if let kept = kept.withLock({ $0 }) { return kept }
+        let read = try store.domain.snapshot()
+        kept.withLock { $0 = read }
+        return read
+    }
+
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        let written = try store.domain.modify(repairing: policy, transform)
+        kept.withLock { $0 = written }
+        return written
+    }
+
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        store.domain.watchChanges(onChange)
+    }
+}
