@@ -7,6 +7,9 @@ import PackageDescription
 //   PrefsStorage         defaults domains: files, locking, the search list, locations, errors
 //   RVS_PersistentPrefs  the base class and observation; re-exports what users of storage need
 //
+// PrefsEtcd (domains in an etcd cluster) and PrefsStorageTesting (the conformance kit for backends, SPEC §10) are
+// products beside the library, over the storage layer. ARCHITECTURE.md maps the code.
+//
 // The harness and the benchmark are executables over the library; tests are split the same way, with
 // a shared TestSupport target and a TestWorker child process for the multi-process tests.
 let package = Package(

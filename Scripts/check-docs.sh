@@ -2,7 +2,7 @@
 # Checks the documentation (issue 6), as CI runs it from `.ci/run`:
 #
 #   1. builds the two library products with their symbol graphs, and checks that every public symbol they
-#      declare has a doc comment;
+#      declare has a doc comment (and every one of PrefsStorageTesting, the conformance kit's product);
 #   2. converts Documentation.docc (RVS_PersistentPrefs) and Sources/PrefsEtcd/PrefsEtcd.docc (PrefsEtcd) with
 #      the toolchain's `docc convert --warnings-as-errors`, so that a broken symbol link or a malformed page
 #      fails, checks that every public symbol is curated and that each landing page curates every article,
@@ -72,7 +72,9 @@ echo "-- docs 1/7: building $module and extracting its symbol graph (scratch: $b
 # -emit-extension-block-symbols documents the library's extensions of Swift types.
 # PrefsEtcd, the second library product, is built too: its public symbols are checked below, and the catalog's
 # snippets import it.
-if ! { swift build --target "$module" --scratch-path "$build" && swift build --target PrefsEtcd --scratch-path "$build"; } >"$scratch/build.log" 2>&1; then
+# PrefsStorageTesting, the conformance kit's product, likewise.
+if ! { swift build --target "$module" --scratch-path "$build" && swift build --target PrefsEtcd --scratch-path "$build" \
+        && swift build --target PrefsStorageTesting --scratch-path "$build"; } >"$scratch/build.log" 2>&1; then
     cat "$scratch/build.log" >&2
     echo "check-docs: the library does not build" >&2
     exit 1
@@ -111,7 +113,18 @@ if ! swift-symbolgraph-extract -module-name PrefsEtcd -I "$modules" "${c_module_
     exit 1
 fi
 
-for graph in "$symbols $module $reexported" "$etcd_symbols PrefsEtcd PrefsEtcd"; do
+# And PrefsStorageTesting's, the conformance kit (no C module of its own).
+testing_symbols="$scratch/symbol-graphs-PrefsStorageTesting"
+rm -rf "$testing_symbols"
+mkdir -p "$testing_symbols"
+if ! swift-symbolgraph-extract -module-name PrefsStorageTesting -I "$modules" "${c_module_maps[@]}" -target "$(uname -m)-unknown-linux-gnu" \
+        -minimum-access-level public -output-dir "$testing_symbols" -emit-extension-block-symbols >"$scratch/extract-testing.log" 2>&1; then
+    cat "$scratch/extract-testing.log" >&2
+    echo "check-docs: swift-symbolgraph-extract failed for PrefsStorageTesting" >&2
+    exit 1
+fi
+
+for graph in "$symbols $module $reexported" "$etcd_symbols PrefsEtcd PrefsEtcd" "$testing_symbols PrefsStorageTesting PrefsStorageTesting"; do
 # shellcheck disable=SC2086
 python3 - $graph <<'PY'
 # Every symbol the library and its re-exported layers declare must have a doc comment of its own. Symbols that the compiler
