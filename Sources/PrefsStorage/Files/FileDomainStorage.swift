@@ -177,7 +177,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // Invariant F5: evidence before the read.
         let token = freshness.currentToken()
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
-        // Invariant F3: vouch only where events are complete (the token, and a read every change of which is an event).
+        // Invariant F3: vouch only where events are complete (a token, over a read whose every change is an event).
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
             return try result.get()
         }
