@@ -26,6 +26,17 @@ struct DomainStorageConformanceTests {
         }.check()
     }
 
+    @Test("FileDomainStorage keeps the DomainStorage contract where its watch can only poll (inotify unavailable, or events incomplete)",
+          arguments: [DomainWatching.Fallback.inotifyUnavailable, .eventsIncomplete])
+    func fileDomainConformsWhenPolling(_ fallback: DomainWatching.Fallback) throws {
+        try DomainStorageConformance {
+            let (directory, name) = newFile()
+            let storage = try FileDomainStorage(directory: directory, name: name)
+            storage.watchSettings = (fallback, .milliseconds(20))
+            return .init(storage: storage, otherWriter: try FileDomainStorage(directory: directory, name: name))
+        }.check()
+    }
+
     @Test("InMemoryDomainStorage keeps the DomainStorage contract, its one object being both writers")
     func inMemoryDomainConforms() throws {
         try DomainStorageConformance {
