@@ -101,7 +101,7 @@ package final class WatchEngine: ReadFreshness {
     /// an unmount made before the read began is seen by it, like any event.
     @inline(__always)
     func takePendingEventsNow() {
-        // Invariant F1: pending events first (a drain under way is waited for: the odd sequence; else one ioctl).
+        // Invariant F1: pending events first (a drain under way is waited for: the odd sequence; else one ppoll).
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
@@ -130,6 +130,7 @@ package final class WatchEngine: ReadFreshness {
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         cprefs_clear_mount_change(mountCheck)
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
+        // Invariant F6: every change moves the epoch (here, of the mount table).
         ReadEpoch.advance()
     }
 
