@@ -23,6 +23,8 @@ let package = Package(
         // it links no test framework and serves XCTest and Swift Testing alike.
         .library(name: "PrefsStorageTesting", targets: ["PrefsStorageTesting"]),
         .executable(name: "harness", targets: ["harness"]),
+        // The administrator's tool (SPEC §13), packaged for Debian by Scripts/package-deb.sh: no test support.
+        .executable(name: "prefsctl", targets: ["prefsctl"]),
     ],
     targets: [
         .target(name: "PrefsPropertyList", path: "Sources/PrefsPropertyList"),
@@ -55,11 +57,15 @@ let package = Package(
         // The history of `harness check` and its checker (SPEC §11): pure functions over recorded operations,
         // sharing no code with the library's read path, so that the tests can feed it hand-made histories.
         .target(name: "PrefsHistory", path: "Sources/PrefsHistory"),
+        // The code of `prefsctl` and of its alias `harness defaults`: the verbs, their help, manual page and
+        // completions. It links the library and PrefsEtcd (for --etcd), and no test support.
+        .target(name: "PrefsTool", dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"], path: "Sources/PrefsTool"),
+        .executableTarget(name: "prefsctl", dependencies: ["PrefsTool"], path: "Sources/prefsctl"),
         .executableTarget(
             name: "harness",
             // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`; the
             // test support's waitable values for the bench's measurements.
-            dependencies: ["RVS_PersistentPrefs", "PrefsEtcd", "EtcdTestSupport", "TestSupport", "PrefsHistory"],
+            dependencies: ["RVS_PersistentPrefs", "PrefsTool", "PrefsEtcd", "EtcdTestSupport", "TestSupport", "PrefsHistory"],
             path: "Harness",
             exclude: [],
             resources: [.copy("SettingsSchema.plist")]
@@ -102,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarnessTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "PrefsEtcd", "EtcdTestSupport", "PrefsHistory"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "prefsctl", "PrefsEtcd", "EtcdTestSupport", "PrefsHistory"],
             path: "Tests/HarnessTests"
         ),
     ],

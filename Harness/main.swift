@@ -7,6 +7,7 @@
 
 import Foundation
 import Glibc
+import PrefsTool
 
 
 /// What `harness --help` prints.

@@ -14,7 +14,7 @@
 #      which CI builds and runs, and to the block in ../shared/SPEC.md §1 when that file exists;
 #   5. checks that the README's relative links point at files that exist;
 #   6. checks that every case of PrefsError (read from its source) is named in Errors and Recovery;
-#   7. regenerates man/harness-defaults.1 with `harness defaults help --man`, fails when it differs from the
+#   7. regenerates man/prefsctl.1 and man/harness-defaults.1 with `help --man`, fails when it differs from the
 #      committed file, and renders it with `man -l` (needs man-db), failing on any warning.
 #
 # Snippets: the ```swift blocks of one Markdown file are compiled together, in order, as one main.swift, the way
@@ -455,25 +455,29 @@ for name in missing:
 sys.exit(1 if missing or not cases else 0)
 PY
 
-# ── 7. The manual page ───────────────────────────────────────────────────────────────────────────────────
-echo "-- docs 7/7: man/harness-defaults.1 is what \`harness defaults help --man\` generates, and renders"
+# ── 7. The manual pages ──────────────────────────────────────────────────────────────────────────────────
+echo "-- docs 7/7: man/prefsctl.1 and man/harness-defaults.1 are what \`help --man\` generates, and render"
 command -v man >/dev/null || { echo "check-docs: man is needed to render the manual page (apt-get install man-db)" >&2; exit 1; }
-if ! swift build --product harness --scratch-path "$build" >"$scratch/harness-build.log" 2>&1; then
+if ! { swift build --product harness --scratch-path "$build" && swift build --product prefsctl --scratch-path "$build"; } >"$scratch/harness-build.log" 2>&1; then
     cat "$scratch/harness-build.log" >&2
-    echo "check-docs: the harness does not build" >&2
+    echo "check-docs: the harness or prefsctl does not build" >&2
     exit 1
 fi
-"$bin_path/harness" defaults help --man >"$scratch/harness-defaults.1"
-if ! diff -u man/harness-defaults.1 "$scratch/harness-defaults.1" >&2; then
-    echo "check-docs: man/harness-defaults.1 is stale; regenerate it: swift run harness defaults help --man > man/harness-defaults.1" >&2
-    exit 1
-fi
-# man -l renders the committed file; --warnings passes groff's warnings on, and any of them fails.
-if ! MANWIDTH=80 man --warnings -l man/harness-defaults.1 >"$scratch/harness-defaults.txt" 2>"$scratch/man.log" || [ -s "$scratch/man.log" ]; then
-    cat "$scratch/man.log" >&2
-    echo "check-docs: man -l man/harness-defaults.1 reported problems" >&2
-    exit 1
-fi
-echo "   identical to the generated page; renders with man -l: $(wc -l <"$scratch/harness-defaults.txt") lines, no warnings"
+# The same text, named for each program: prefsctl(1), installed by Scripts/package-deb.sh, and harness-defaults(1).
+for page in prefsctl harness-defaults; do
+    if [ "$page" = prefsctl ]; then generate=("$bin_path/prefsctl" help --man); else generate=("$bin_path/harness" defaults help --man); fi
+    "${generate[@]}" >"$scratch/$page.1"
+    if ! diff -u "man/$page.1" "$scratch/$page.1" >&2; then
+        echo "check-docs: man/$page.1 is stale; regenerate it: swift run ${generate[*]#"$bin_path/"} > man/$page.1" >&2
+        exit 1
+    fi
+    # man -l renders the committed file; --warnings passes groff's warnings on, and any of them fails.
+    if ! MANWIDTH=80 man --warnings -l "man/$page.1" >"$scratch/$page.txt" 2>"$scratch/man.log" || [ -s "$scratch/man.log" ]; then
+        cat "$scratch/man.log" >&2
+        echo "check-docs: man -l man/$page.1 reported problems" >&2
+        exit 1
+    fi
+    echo "   man/$page.1 is identical to the generated page; renders with man -l: $(wc -l <"$scratch/$page.txt") lines, no warnings"
+done
 
 echo "-- docs: all checks passed"

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// `harness bench`: the library measured side by side with the toolchain's `UserDefaults` (the peer)
 /// and with the bare system calls it cannot do without (the floor), in one run.

@@ -3,6 +3,7 @@ import Foundation
 import PrefsEtcd
 import RVS_PersistentPrefs
 import TestSupport
+import PrefsTool
 
 /// `harness bench --etcd`: an etcd domain measured against the bare gateway calls for the same bytes, each over
 /// one kept-alive connection, on a three-member cluster the command starts on loopback (Debian's etcd-server).

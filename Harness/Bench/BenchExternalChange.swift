@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import RVS_PersistentPrefs
 import TestSupport
+import PrefsTool
 
 /// The collection both processes of the `external-change` case share, in a domain of its own directory,
 /// so that its watch never validates the reads of the other cases.

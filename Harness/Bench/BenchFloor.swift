@@ -1,6 +1,7 @@
 // The floor of `harness bench`: the bare system calls any correct implementation must make.
 
 import Glibc
+import PrefsTool
 
 /// The bare system calls: what any correct implementation must at least do.
 enum BenchFloor {

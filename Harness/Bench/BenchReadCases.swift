@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 extension BenchCommand {
     /// `values` of a 10-entry collection whose file is unchanged, while the instance watches for changes

@@ -4,6 +4,7 @@
 
 import Foundation
 import RVS_PersistentPrefs
+import PrefsTool
 
 enum BenchReadCount {
     static let option = "--count-reads"

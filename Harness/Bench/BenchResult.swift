@@ -2,6 +2,7 @@
 
 import Foundation
 import Glibc
+import PrefsTool
 
 /// The figures of one case.
 struct BenchResult {

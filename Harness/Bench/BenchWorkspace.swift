@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// The directory the benchmark works in, and the things it makes there.
 final class BenchWorkspace {

@@ -8,6 +8,7 @@ import EtcdTestSupport
 import Glibc
 import PrefsHistory
 import Synchronization
+import PrefsTool
 
 /// `harness check`: random work, injected faults, and an independent check of what every process saw.
 enum CheckCommand: Subcommand {

@@ -3,6 +3,7 @@
 
 import Foundation
 import Glibc
+import PrefsTool
 
 /// SplitMix64: a small generator whose whole state is its seed, identical on every machine.
 struct SeededGenerator: RandomNumberGenerator {

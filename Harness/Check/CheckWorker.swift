@@ -11,6 +11,7 @@ import PrefsEtcd
 import PrefsHistory
 import RVS_PersistentPrefs
 import Synchronization
+import PrefsTool
 
 /// The collection every worker uses: the checked entries, one typed (`t`), and the administrators' entries
 /// allowed so that whole reads and replacements work around them.

@@ -7,6 +7,7 @@
 import Foundation
 import Glibc
 import PrefsHistory
+import PrefsTool
 
 /// What the nemesis did and wrote.
 final class Nemesis {

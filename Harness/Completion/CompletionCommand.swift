@@ -4,6 +4,8 @@
 // (`harness defaults domains --lines`) when the shell completes, so that they follow the same directory
 // rules as the library, a `--directory` typed earlier on the line included.
 
+import PrefsTool
+
 enum CompletionCommand: Subcommand {
     static let name = "completion"
     static let summary = "print a bash or zsh completion script: eval \"$(harness completion bash)\""

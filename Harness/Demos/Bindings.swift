@@ -8,6 +8,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 enum Bindings: Subcommand {
     static let name = "bindings"

@@ -2,6 +2,7 @@
 
 import Foundation
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// A typed subclass: each entry declared once, with its name, type and default. `keys` lists the four
 /// `@Entry` names by itself, so the subscript refuses every other name.

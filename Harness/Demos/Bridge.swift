@@ -2,6 +2,7 @@
 
 import Foundation
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// The app's side: one collection. The app declares the entries its own code uses as `@Entry`
 /// properties; the bridge, which works from the schema, copies every schema key through `values`, so

@@ -1,6 +1,7 @@
 // The helper of the `share` demo as a child process of the app, spoken to over pipes.
 
 import Foundation
+import PrefsTool
 
 /// The helper as a child process of the app, spoken to over its standard input and output.
 final class HelperProcess {

@@ -11,6 +11,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 enum SettingsBridge: Subcommand {
     static let name = "settings-bridge"

@@ -4,6 +4,7 @@
 
 import Foundation
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// The settings of Harness/SettingsSchema.plist.
 struct SettingsSchema {

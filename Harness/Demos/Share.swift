@@ -11,6 +11,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 enum Share: Subcommand {
     static let name = "share"

@@ -6,6 +6,7 @@
 // and exits 0.
 
 import Foundation
+import PrefsTool
 
 enum Tour: Subcommand {
     static let name = "tour"

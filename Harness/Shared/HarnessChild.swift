@@ -2,6 +2,7 @@
 // `share` demo, the writer of the bench's `external-change` case).
 
 import Foundation
+import PrefsTool
 
 /// The harness run again as a child process, spoken to over its standard input and output. Its standard
 /// error is ours, so that its errors reach the user directly.

@@ -1,5 +1,7 @@
 // Lines read from a file descriptor (the other process's standard output in the `share` demo).
 
+import PrefsTool
+
 /// Reads lines from a file descriptor.
 final class LineReader {
     private let descriptor: Int32

@@ -1,5 +1,7 @@
 // The contract every subcommand of the harness follows.
 
+import PrefsTool
+
 /// One subcommand: its name, what `harness --help` says of it, its own `--help` text, and what runs it.
 ///
 /// `run` gets the arguments after the subcommand's name, with the options every subcommand shares
@@ -32,5 +34,5 @@ struct HarnessContext {
 
 enum Subcommands {
     /// The subcommands, in the order `harness --help` lists them.
-    static var all: [any Subcommand.Type] { [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsInspector.self, BenchCommand.self, CompletionCommand.self, CheckCommand.self] }
+    static var all: [any Subcommand.Type] { [Tour.self, SettingsBridge.self, Bindings.self, Share.self, DefaultsAlias.self, BenchCommand.self, CompletionCommand.self, CheckCommand.self] }
 }

@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 import RVS_PersistentPrefs
+import PrefsTool
 
 /// The directory a demo writes into, with the library pointed at it.
 ///

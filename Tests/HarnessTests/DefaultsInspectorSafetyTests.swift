@@ -215,7 +215,11 @@ struct HarnessDefaultsSafetyTests {
 
             """)
         #expect(try succeed("find", "APPEARANCE").output.hasPrefix("Found 1 keys in domain 'com.example.a'"))
-        #expect(try succeed("find", "absent").output == "No domain, key, nor value containing 'absent'\n")
+        // Nothing found is exit status 1, as grep, with the reason on standard error and nothing on standard output.
+        let none = try sandbox.defaults("find", "absent")
+        #expect(none.status == 1)
+        #expect(none.output.isEmpty)
+        #expect(none.errors == "harness defaults: no domain, key, nor value containing 'absent'\n")
     }
 
     @Test("delete DOMAIN removes the domain file, so domains no longer lists it")

@@ -39,7 +39,23 @@ final class HarnessSandbox: @unchecked Sendable {
     /// Runs `harness ARGUMENTS`, with `input` on standard input (then closed), to the end; `extra` is
     /// added to the sandbox's environment.
     func run(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws -> HarnessRun {
-        let child = try ChildProcess("harness", arguments, environment: environment.merging(extra) { _, new in new })
+        try run(executable: "harness", arguments, input: input, environment: extra)
+    }
+
+    /// Runs `prefsctl ARGUMENTS` (the administrator's tool, the same code as `harness defaults`) in the sandbox's
+    /// environment, as ``run(_:input:environment:)`` runs the harness.
+    func prefsctl(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws -> HarnessRun {
+        try run(executable: "prefsctl", arguments, input: input, environment: extra)
+    }
+
+    /// Runs `prefsctl --directory SANDBOX ARGUMENTS`.
+    func prefsctlHere(_ arguments: String..., input: String = "") throws -> HarnessRun {
+        try prefsctl(["--directory", path] + arguments, input: input)
+    }
+
+    /// Runs the built executable `name` with `arguments` to the end.
+    func run(executable name: String, _ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws -> HarnessRun {
+        let child = try ChildProcess(name, arguments, environment: environment.merging(extra) { _, new in new })
         child.sendBytes(Array(input.utf8))
         child.closeInput()
         let output = String(decoding: child.readAllOutputBytes(), as: UTF8.self)

@@ -6,64 +6,93 @@
 import Foundation
 import RVS_PersistentPrefs
 
-enum DefaultsInspector: Subcommand {
-    static let name = "defaults"
-    static let summary = "read and write domain files, like the macOS `defaults` command"
+package enum DefaultsInspector {
+    /// What `--help` prints with no verb.
+    package static var usage: String { DefaultsHelp.usage }
 
-    static var usage: String { DefaultsHelp.usage }
-
-    /// `harness defaults VERB --help`: the verb's own help.
-    static func usage(for arguments: Arguments) throws(HarnessError) -> String {
+    /// `VERB --help`: the verb's own help.
+    package static func usage(for arguments: Arguments) throws(HarnessError) -> String {
         guard let verb = arguments.remaining.first(where: { !$0.hasPrefix("-") }) else { return usage }
         return DefaultsHelp.usage(of: try DefaultsVerbs.named(verb))
     }
 
-    static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+    /// Runs one command: `arguments` are the words after the program's name (or after `harness defaults`),
+    /// `--directory` already taken out into `directory`. Both `prefsctl` and `harness defaults` come here.
+    package static func run(_ arguments: Arguments, directory: String?) throws(HarnessError) {
         var arguments = arguments
-        let domains = try catalog(&arguments, context)
+        let domains = try catalog(&arguments, directory: directory)
         try DomainInspector(domains: domains).execute(arguments)
     }
 
     /// Where the domains are: the one place that chooses, from the options, the catalog every verb uses.
     /// Another kind of domain (an option such as `--etcd URL`) is one more case here.
-    static func catalog(_ arguments: inout Arguments, _ context: HarnessContext) throws(HarnessError) -> any DomainCatalog {
+    package static func catalog(_ arguments: inout Arguments, directory: String?) throws(HarnessError) -> any DomainCatalog {
         if let endpoints = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas") {
             return try EtcdCatalog(endpoints: endpoints)
         }
-        guard let directory = context.directory ?? DefaultsLocations.preferencesDirectory() else {
+        guard let directory = directory ?? DefaultsLocations.preferencesDirectory() else {
             throw .failure(DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
         }
         return DomainDirectory(path: directory)
     }
 
     /// Runs one inspector command on the domains in `directory` (the demos call this directly).
-    static func execute(_ arguments: [String], directory: String) throws(HarnessError) {
+    package static func execute(_ arguments: [String], directory: String) throws(HarnessError) {
         try DomainInspector(domains: DomainDirectory(path: directory)).execute(Arguments(operands: arguments))
     }
 }
 
 /// The `defaults` verbs over the domains of one catalog.
-struct DomainInspector {
-    let domains: any DomainCatalog
+package struct DomainInspector {
+    package let domains: any DomainCatalog
 
-    func execute(_ arguments: Arguments) throws(HarnessError) {
+    /// The verbs over `domains`.
+    package init(domains: any DomainCatalog) {
+        self.domains = domains
+    }
+
+    package func execute(_ arguments: Arguments) throws(HarnessError) {
         var arguments = arguments
-        if let first = arguments.remaining.first, first == "-currentHost" || first == "-host" {
-            throw .usage("\(first): per-host domains do not exist on Linux; every domain is the user's on every host, so leave \(first == "-host" ? "-host HOST" : first) out")
+        guard let (name, before) = arguments.takeVerb(valueOptions: DefaultsVerbs.valueOptions) else {
+            if let host = arguments.optionWords.first(where: { $0 == "-currentHost" || $0 == "-host" }) { throw Self.perHost(host) }
+            throw .usage("a verb is needed: \(DefaultsVerbs.names) (see --help)")
         }
-        let verb = try DefaultsVerbs.named(arguments.next(orComplain: "a verb is needed: \(DefaultsVerbs.names) (see --help)"))
+        if let host = before.first(where: { $0 == "-currentHost" || $0 == "-host" }) { throw Self.perHost(host) }
+        let verb = try DefaultsVerbs.named(name)
         if arguments.remaining.first == "-app" {
-            throw .usage("-app: Linux has no application bundles to find a domain by; name the app's domain itself (its applicationDomainName, by default the executable's name); `harness defaults domains` lists them")
+            throw .usage("-app: Linux has no application bundles to find a domain by; name the app's domain itself (its applicationDomainName, by default the executable's name); `\(Tool.command) domains` lists them")
         }
+        try Self.refuseUnknownOptions(arguments, for: verb)
         try verb.run(self, &arguments)
     }
 
+    private static func perHost(_ word: String) -> HarnessError {
+        .usage("\(word): per-host domains do not exist on Linux; every domain is the user's on every host, so leave \(word == "-host" ? "-host HOST" : word) out")
+    }
+
+    /// Refuses a word in an option's place that `verb` does not take, naming it (exit status 2): a mistyped
+    /// `--jsn` must not be taken for a domain or a key. Operands that start with `-` remain possible: `-` for
+    /// standard input or output, `-g` for the global domain, numbers such as `-5`, the type flags of `write`
+    /// (which ValueParser judges), and anything after `--`.
+    static func refuseUnknownOptions(_ arguments: Arguments, for verb: DefaultsVerb) throws(HarnessError) {
+        let known = Set(verb.options.map(\.word))
+        for word in arguments.optionWords where word.hasPrefix("-") && word != "-" && Double(word) == nil {
+            let name = word.hasPrefix("--") ? String(word.prefix { $0 != "=" }) : word
+            if known.contains(name) { continue }
+            if !word.hasPrefix("--") && (verb.takesDashedValues || DomainReference.globalNames.contains(word)) { continue }
+            let options = known.isEmpty ? "it takes no options of its own" : "its options are " + known.sorted().joined(separator: " ")
+            throw .usage("unknown option '\(word)' for \(verb.name); \(options) (see \(Tool.command) help \(verb.name); put -- before an operand that starts with -)")
+        }
+    }
+
     /// The domains' names, as `defaults domains` prints them, with their marks in parentheses; or, for
-    /// scripts and completion, one bare name a line.
-    func listDomains(oneALine: Bool) throws(HarnessError) {
+    /// scripts and completion, one bare name a line; or a JSON array of `{"name": …, "layers": […]}`.
+    package func listDomains(oneALine: Bool, json: Bool = false) throws(HarnessError) {
         let listing = try domains.listing()
-        if listing.isEmpty {
-            if !oneALine { Console.complain("harness defaults: no domains \(domains.place)") }
+        if json {
+            Console.say(JSONText.encode(.array(listing.map { .dictionary(["name": .string($0.name), "layers": .array($0.marks.map { .string($0) })]) })))
+        } else if listing.isEmpty {
+            if !oneALine { Console.complain("\(Tool.command): no domains \(domains.place)") }
         } else if oneALine {
             Console.say(listing.map(\.name).joined(separator: "\n"))
         } else {
@@ -73,7 +102,7 @@ struct DomainInspector {
 
     // MARK: Reading
 
-    func read(_ operands: [String], json: Bool) throws(HarnessError) {
+    package func read(_ operands: [String], json: Bool) throws(HarnessError) {
         let value: PropertyListValue
         switch operands.count {
         case 0:
@@ -91,13 +120,13 @@ struct DomainInspector {
     }
 
     /// The value that `DOMAIN KEY ENTRY...` names.
-    func value(_ operands: [String]) throws(HarnessError) -> PropertyListValue {
+    package func value(_ operands: [String]) throws(HarnessError) -> PropertyListValue {
         let (domain, key, entries) = (operands[0], operands[1], Array(operands.dropFirst(2)))
         return try EntryPath.value(at: entries, in: domains.value(key, in: domain)) { EntryPath.describe(domain, key, entries) }
     }
 
     /// Every domain as one dictionary keyed by domain name, as `defaults read` prints it.
-    func everything() throws(HarnessError) -> [String: PropertyListValue] {
+    package func everything() throws(HarnessError) -> [String: PropertyListValue] {
         var everything: [String: PropertyListValue] = [:]
         try forEachDomain { name, contents in everything[name] = .dictionary(contents) }
         return everything
@@ -105,17 +134,20 @@ struct DomainInspector {
 
     /// Every key of every domain whose name or value contains `word`, ignoring case, printed domain by
     /// domain as `defaults find` prints them; a domain whose name contains `word` matches whole.
-    func find(_ word: String) throws(HarnessError) {
-        var found = false
+    /// With `json`, one JSON dictionary: domain → matching keys → values.
+    /// - Throws: A failure (exit status 1, as `grep`) when nothing matches, so that a script can test it.
+    package func find(_ word: String, json: Bool = false) throws(HarnessError) {
+        var found: [String: PropertyListValue] = [:]
         try forEachDomain { name, contents in
             let matches = Self.contains(name, word) ? contents : contents.filter { key, value in
                 Self.contains(key, word) || Self.contains(value, word)
             }
             guard !matches.isEmpty else { return }
-            found = true
-            Console.say("Found \(matches.count) keys in domain '\(name)': " + PropertyListPrinter.text(.dictionary(matches)))
+            found[name] = .dictionary(matches)
+            if !json { Console.say("Found \(matches.count) keys in domain '\(name)': " + PropertyListPrinter.text(.dictionary(matches))) }
         }
-        if !found { Console.say("No domain, key, nor value containing '\(word)'") }
+        guard !found.isEmpty else { throw .failure("no domain, key, nor value containing '\(word)'") }
+        if json { Console.say(JSONText.encode(.dictionary(found))) }
     }
 
     private static func contains(_ text: String, _ word: String) -> Bool {
@@ -143,14 +175,14 @@ struct DomainInspector {
             }
         }
         guard let last = unreadable.popLast() else { return }
-        for message in unreadable { Console.complain("harness defaults: \(message)") }
+        for message in unreadable { Console.complain("\(Tool.command): \(message)") }
         throw .failure(last)
     }
 
     // MARK: Writing
 
-    func write(_ operands: [String]) throws(HarnessError) {
-        guard operands.count >= 2 else { throw .usage("write needs DOMAIN KEY VALUE (or DOMAIN '{KEY = VALUE;}'; see harness defaults help write)") }
+    package func write(_ operands: [String]) throws(HarnessError) {
+        guard operands.count >= 2 else { throw .usage("write needs DOMAIN KEY VALUE (or DOMAIN '{KEY = VALUE;}'; see \(Tool.command) help write)") }
         let domain = operands[0]
         if operands.count == 2 {
             // `write DOMAIN PLIST`: the whole domain, as `defaults` does.
@@ -179,7 +211,7 @@ struct DomainInspector {
 
     /// Moves the value of `old` to `new` in one locked write, so that no reader sees the value under
     /// both keys or under neither. A value under `new` is replaced only when `replacing` (`-f`).
-    func rename(_ old: String, to new: String, in domain: String, replacing: Bool) throws(HarnessError) {
+    package func rename(_ old: String, to new: String, in domain: String, replacing: Bool) throws(HarnessError) {
         guard !new.isEmpty else { throw .failure("the new key is empty") }
         try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
             guard contents[old] != nil else {
@@ -192,7 +224,7 @@ struct DomainInspector {
         }
     }
 
-    func delete(_ operands: [String]) throws(HarnessError) {
+    package func delete(_ operands: [String]) throws(HarnessError) {
         guard let domain = operands.first else { throw .usage("delete needs DOMAIN, and optionally KEY") }
         guard operands.count >= 2 else {
             // The whole domain: its file goes, under the lock, readable or not, as with `defaults delete`.
@@ -213,7 +245,7 @@ struct DomainInspector {
 
     // MARK: Export and import
 
-    func export(_ domain: String, to path: String, as format: TransferFormat) throws(HarnessError) {
+    package func export(_ domain: String, to path: String, as format: TransferFormat) throws(HarnessError) {
         let bytes = try Self.encoded(.dictionary(domains.contents(of: domain)), as: format, describing: domain)
         if path == "-" {
             // A failed write is reported when the harness exits (see Console.outputFailure).
@@ -224,7 +256,7 @@ struct DomainInspector {
     }
 
     /// `value` in `format`, as a file holds it.
-    static func encoded(_ value: PropertyListValue, as format: TransferFormat, describing what: String) throws(HarnessError) -> Data {
+    package static func encoded(_ value: PropertyListValue, as format: TransferFormat, describing what: String) throws(HarnessError) -> Data {
         do {
             switch format {
             case .xml: return try value.xmlPropertyListData()
@@ -237,7 +269,7 @@ struct DomainInspector {
         }
     }
 
-    func importDomain(_ domain: String, from path: String) throws(HarnessError) {
+    package func importDomain(_ domain: String, from path: String) throws(HarnessError) {
         let storage = try domains.storage(domain)
         let source = path == "-" ? "standard input" : path
         // The library's own limit: an import larger than any domain file it reads would be refused
@@ -263,7 +295,7 @@ struct DomainInspector {
     /// A property list in a file: binary or XML, as a domain file holds, JSON, or an OpenStep dictionary,
     /// as `defaults` prints and people write. OpenStep is taken only for text that starts with `{`: almost
     /// any text is OpenStep (a lone word is a string), and must not pass for a property list.
-    static func propertyList(_ bytes: Data) throws -> PropertyListValue {
+    package static func propertyList(_ bytes: Data) throws -> PropertyListValue {
         if JSONText.looksLikeJSON(bytes) {
             do {
                 return try JSONText.decode(bytes)

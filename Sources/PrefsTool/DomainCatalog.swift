@@ -8,7 +8,7 @@ import Foundation
 import RVS_PersistentPrefs
 
 /// A domain as the user names it on the command line.
-enum DomainReference: Equatable {
+package enum DomainReference: Equatable {
     /// `-g`, `-globalDomain` or `NSGlobalDomain`.
     case global
     /// A domain of the catalog, by name.
@@ -18,13 +18,16 @@ enum DomainReference: Equatable {
     case file(directory: String, name: String)
 
     /// What `read` prints for the global domain, and what may name it besides `-g`.
-    static let globalDisplayName = "NSGlobalDomain"
+    package static let globalDisplayName = "NSGlobalDomain"
+
+    /// Every word that names the global domain.
+    package static let globalNames: Set<String> = ["-g", "-globalDomain", globalDisplayName]
 
     /// The domain that `word` names.
     /// - Throws: When `word` names the global domain's file instead of the global domain, or is a
     ///   relative path: the message says what to type instead.
-    init(_ word: String) throws(HarnessError) {
-        if ["-g", "-globalDomain", Self.globalDisplayName].contains(word) {
+    package init(_ word: String) throws(HarnessError) {
+        if Self.globalNames.contains(word) {
             self = .global
         } else if word == DefaultsLocations.globalDomainName || word == DefaultsLocations.globalDomainName + DomainName.fileExtension {
             // The library refuses this name for an application domain; the inspector must not reach the
@@ -45,13 +48,13 @@ enum DomainReference: Equatable {
 
 /// One line of `harness defaults domains`: a domain's name, and what sets it apart (`system`,
 /// `managed`: domains that are read, not written), shown after it.
-struct DomainListing: Equatable {
-    let name: String
-    var marks: [String] = []
+package struct DomainListing: Equatable {
+    package let name: String
+    package var marks: [String] = []
 }
 
 /// The domains the inspector reads and changes.
-protocol DomainCatalog {
+package protocol DomainCatalog {
     /// Where the domains are, for messages: "in /home/ada/.config/RVS_PersistentPrefs".
     var place: String { get }
 
@@ -75,31 +78,31 @@ protocol DomainCatalog {
 
 extension DomainCatalog {
     /// What `domains` lists: every name, unmarked, unless the catalog knows domains of other kinds.
-    func listing() throws(HarnessError) -> [DomainListing] {
+    package func listing() throws(HarnessError) -> [DomainListing] {
         try domainNames().map { DomainListing(name: $0) }
     }
 
     /// The storage of the domain the user called `word`.
-    func storage(_ word: String) throws(HarnessError) -> any DomainStorage {
+    package func storage(_ word: String) throws(HarnessError) -> any DomainStorage {
         try storage(DomainReference(word))
     }
 
     /// The storage of `word`'s domain, which must exist: reading, deleting or exporting a domain that
     /// does not exist is an error, as in `defaults`, and must not create anything.
-    func existingStorage(_ word: String) throws(HarnessError) -> any DomainStorage {
+    package func existingStorage(_ word: String) throws(HarnessError) -> any DomainStorage {
         let storage = try storage(word)
         guard try snapshot(of: storage).exists else { throw doesNotExist(word) }
         return storage
     }
 
     /// The error for a domain that must exist and does not.
-    func doesNotExist(_ word: String) -> HarnessError {
+    package func doesNotExist(_ word: String) -> HarnessError {
         if word.hasPrefix("/") { return .failure("Domain file \(word) does not exist") }
-        return .failure("Domain \(word) does not exist \(place); `harness defaults domains` lists those that do")
+        return .failure("Domain \(word) does not exist \(place); `\(Tool.command) domains` lists those that do")
     }
 
     /// `storage` read afresh.
-    func snapshot(of storage: any DomainStorage) throws(HarnessError) -> DomainSnapshot {
+    package func snapshot(of storage: any DomainStorage) throws(HarnessError) -> DomainSnapshot {
         do {
             return try storage.snapshot()
         } catch {
@@ -108,30 +111,30 @@ extension DomainCatalog {
     }
 
     /// The contents of `storage`, read afresh.
-    func contents(of storage: any DomainStorage) throws(HarnessError) -> [String: PropertyListValue] {
+    package func contents(of storage: any DomainStorage) throws(HarnessError) -> [String: PropertyListValue] {
         try snapshot(of: storage).contents
     }
 
     /// The contents of `word`'s domain, which must exist.
-    func contents(of word: String) throws(HarnessError) -> [String: PropertyListValue] {
+    package func contents(of word: String) throws(HarnessError) -> [String: PropertyListValue] {
         try contents(of: existingStorage(word))
     }
 
     /// The value of `key` in `domain`, both of which must exist.
-    func value(_ key: String, in domain: String) throws(HarnessError) -> PropertyListValue {
+    package func value(_ key: String, in domain: String) throws(HarnessError) -> PropertyListValue {
         guard let value = try contents(of: domain)[key] else {
-            throw .failure("The domain/default pair of (\(domain), \(key)) does not exist; `harness defaults read \(domain)` lists its keys")
+            throw .failure("The domain/default pair of (\(domain), \(key)) does not exist; `\(Tool.command) read \(domain)` lists its keys")
         }
         return value
     }
 
     /// Every domain, the global one first when it exists: what `read` and `find` go through.
-    func everyDomain() throws(HarnessError) -> [String] {
+    package func everyDomain() throws(HarnessError) -> [String] {
         (hasGlobalDomain ? [DomainReference.globalDisplayName] : []) + (try domainNames())
     }
 
     /// One locked read-modify-write of `storage`. `transform` may throw a ``HarnessError`` to write nothing.
-    func modify(
+    package func modify(
         _ storage: any DomainStorage,
         repairing policy: RepairPolicy,
         _ transform: (inout [String: PropertyListValue]) throws(HarnessError) -> Void

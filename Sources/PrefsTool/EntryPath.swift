@@ -7,15 +7,15 @@
 import RVS_PersistentPrefs
 
 /// A value inside a stored value, one entry name (or array index) an argument.
-enum EntryPath {
+package enum EntryPath {
     /// How the path is named in messages: `(com.example.app, settings, port)`.
-    static func describe(_ domain: String, _ key: String, _ entries: some Collection<String>) -> String {
+    package static func describe(_ domain: String, _ key: String, _ entries: some Collection<String>) -> String {
         "(" + ([domain, key] + entries).joined(separator: ", ") + ")"
     }
 
     /// The value at `entries` inside `value`.
     /// - Throws: When an entry is missing, or a value on the way is neither a dictionary nor an array.
-    static func value(at entries: [String], in value: PropertyListValue, _ name: () -> String) throws(HarnessError) -> PropertyListValue {
+    package static func value(at entries: [String], in value: PropertyListValue, _ name: () -> String) throws(HarnessError) -> PropertyListValue {
         var current = value
         for entry in entries {
             switch current {
@@ -37,7 +37,7 @@ enum EntryPath {
     ///
     /// A missing dictionary on the way is created; in an array, an entry is an index from 0, and the
     /// index one past the end appends.
-    static func updating(
+    package static func updating(
         _ entries: ArraySlice<String>,
         in value: PropertyListValue?,
         _ name: () -> String,

@@ -6,51 +6,54 @@
 import RVS_PersistentPrefs
 
 /// One way to call a verb, and what it does.
-struct VerbForm: Sendable {
+package struct VerbForm: Sendable {
     /// The arguments after `harness defaults`: `read DOMAIN KEY`.
-    let synopsis: String
+    package let synopsis: String
     /// One or two sentences.
-    let meaning: String
+    package let meaning: String
 }
 
 /// An option one verb takes.
-struct VerbOption: Sendable {
+package struct VerbOption: Sendable {
     /// As typed: `--json`, `--format FORMAT`.
-    let name: String
-    let meaning: String
+    package let name: String
+    package let meaning: String
 
     /// The word to type, without its value: `--format`.
-    var word: String { String(name.prefix { $0 != " " }) }
+    package var word: String { String(name.prefix { $0 != " " }) }
 }
 
 /// One verb of `harness defaults`.
-struct DefaultsVerb: Sendable {
-    let name: String
-    let forms: [VerbForm]
-    var options: [VerbOption] = []
+package struct DefaultsVerb: Sendable {
+    package let name: String
+    package let forms: [VerbForm]
+    package var options: [VerbOption] = []
     /// Paragraphs that `help VERB` and the manual add after the forms.
-    var notes: [String] = []
+    package var notes: [String] = []
     /// Whole command lines, as a user types them; `help` shows the first of each verb.
-    let examples: [String]
+    package let examples: [String]
     /// Whether its first operand is a domain (for completion).
-    var takesDomain = true
+    package var takesDomain = true
+    /// Whether its operands may be words starting with `-` that are not options: the type flags of `write`.
+    package var takesDashedValues = false
     /// Runs the verb with the words after its name.
-    let run: @Sendable (DomainInspector, inout Arguments) throws(HarnessError) -> Void
+    package let run: @Sendable (DomainInspector, inout Arguments) throws(HarnessError) -> Void
 }
 
-enum DefaultsVerbs {
+package enum DefaultsVerbs {
     /// Every verb, in the order the help lists them.
-    static let all: [DefaultsVerb] = [
+    package static let all: [DefaultsVerb] = [
         DefaultsVerb(
             name: "domains",
             forms: [VerbForm(synopsis: "domains", meaning: "the names of the domains in the directory, the global domain left out")],
-            options: [VerbOption(name: "--lines", meaning: "one name a line, for scripts and shell completion")],
-            examples: ["harness defaults domains"],
+            options: [VerbOption(name: "--lines", meaning: "one name a line, for scripts and shell completion"), jsonOption],
+            examples: ["\(Tool.command) domains"],
             takesDomain: false,
             run: { inspector, arguments throws(HarnessError) in
                 let lines = arguments.flag("--lines")
+                let json = arguments.flag(jsonOption.name)
                 try none(arguments, "domains")
-                try inspector.listDomains(oneALine: lines)
+                try inspector.listDomains(oneALine: lines, json: json)
             }),
         DefaultsVerb(
             name: "read",
@@ -60,10 +63,10 @@ enum DefaultsVerbs {
                 VerbForm(synopsis: "read DOMAIN KEY", meaning: "one value"),
                 VerbForm(synopsis: "read DOMAIN KEY ENTRY...", meaning: "a value inside a stored dictionary or array: ENTRY is a key of a dictionary or an index of an array (from 0), one argument each, so that dots in names need no escaping"),
             ],
-            options: [VerbOption(name: "--json", meaning: "print JSON instead of the OpenStep text of `defaults` (see JSON in harness defaults help)"),
+            options: [jsonOption,
                       VerbOption(name: "--sources", meaning: "with DOMAIN [KEY]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain")],
-            examples: ["harness defaults read com.example.app", "harness defaults read com.example.app com.example.app.preferences appearance --json",
-                       "harness defaults read --sources com.example.app"],
+            examples: ["\(Tool.command) read com.example.app com.example.app.preferences appearance", "\(Tool.command) read com.example.app com.example.app.preferences --json",
+                       "\(Tool.command) read --sources com.example.app"],
             run: { inspector, arguments throws(HarnessError) in
                 let json = arguments.flag("--json")
                 if arguments.flag("--sources") {
@@ -73,13 +76,32 @@ enum DefaultsVerbs {
                 }
             }),
         DefaultsVerb(
+            name: "keys",
+            forms: [VerbForm(synopsis: "keys DOMAIN [KEY [ENTRY...]]", meaning: "the storage keys of DOMAIN, or the names of the entries of the dictionary (the indices of the array) that KEY ENTRY... name, one a line")],
+            options: [jsonOption],
+            examples: ["\(Tool.command) keys com.example.app com.example.app.preferences"],
+            run: { inspector, arguments throws(HarnessError) in
+                let json = arguments.flag(jsonOption.name)
+                let operands = arguments.rest()
+                guard !operands.isEmpty else { throw .usage("keys needs DOMAIN, and optionally KEY and ENTRY... (see \(Tool.command) help keys)") }
+                let names = try inspector.names(operands)
+                if json {
+                    Console.say(JSONText.encode(.array(names.map { .string($0) })))
+                } else if !names.isEmpty {
+                    Console.say(names.joined(separator: "\n"))
+                }
+            }),
+        DefaultsVerb(
             name: "read-type",
             forms: [VerbForm(synopsis: "read-type DOMAIN KEY [ENTRY...]", meaning: "the type of one value: string, boolean, integer, float, date, data, array or dictionary")],
-            examples: ["harness defaults read-type com.example.app launchCount"],
+            options: [jsonOption],
+            examples: ["\(Tool.command) read-type com.example.app com.example.app.preferences launchCount"],
             run: { inspector, arguments throws(HarnessError) in
+                let json = arguments.flag(jsonOption.name)
                 let operands = arguments.rest()
-                guard operands.count >= 2 else { throw .usage("read-type needs DOMAIN KEY (see harness defaults help read-type)") }
-                Console.say("Type is \(PropertyListPrinter.typeName(try inspector.value(operands)))")
+                guard operands.count >= 2 else { throw .usage("read-type needs DOMAIN KEY (see \(Tool.command) help read-type)") }
+                let type = PropertyListPrinter.typeName(try inspector.value(operands))
+                Console.say(json ? JSONText.encode(.string(type)) : "Type is \(type)")
             }),
         DefaultsVerb(
             name: "write",
@@ -93,20 +115,21 @@ enum DefaultsVerbs {
                 VerbForm(synopsis: "write DOMAIN '{KEY = VALUE; ...}'", meaning: "replaces the whole domain with a dictionary"),
             ],
             examples: [
-                "harness defaults write com.example.app launchCount -int 3",
-                "harness defaults write com.example.myservice settings -dict-add logLevel debug",
-                "harness defaults write com.example.myservice settings port -int 8080",
+                "\(Tool.command) write com.example.app com.example.app.preferences launchCount -int 3",
+                "\(Tool.command) write com.example.myservice com.example.myservice.settings -dict-add logLevel debug",
+                "\(Tool.command) write com.example.myservice com.example.myservice.settings port -int 8080",
             ],
+            takesDashedValues: true,
             run: { inspector, arguments throws(HarnessError) in try inspector.write(arguments.rest()) }),
         DefaultsVerb(
             name: "rename",
             forms: [VerbForm(synopsis: "rename DOMAIN OLD NEW", meaning: "moves the value of OLD to the key NEW, in one write; refuses when NEW exists, unless -f")],
             options: [VerbOption(name: "-f", meaning: "replace what NEW holds")],
-            examples: ["harness defaults rename com.example.app lastUser previousUser"],
+            examples: ["\(Tool.command) rename com.example.app com.example.app.settings com.example.app.preferences"],
             run: { inspector, arguments throws(HarnessError) in
                 let force = arguments.flag("-f")
                 let operands = arguments.rest()
-                guard operands.count == 3 else { throw .usage("rename needs DOMAIN OLD_KEY NEW_KEY (see harness defaults help rename)") }
+                guard operands.count == 3 else { throw .usage("rename needs DOMAIN OLD_KEY NEW_KEY (see \(Tool.command) help rename)") }
                 try inspector.rename(operands[1], to: operands[2], in: operands[0], replacing: force)
             }),
         DefaultsVerb(
@@ -115,25 +138,31 @@ enum DefaultsVerbs {
                 VerbForm(synopsis: "delete DOMAIN", meaning: "removes DOMAIN: its file, so that domains no longer lists it"),
                 VerbForm(synopsis: "delete DOMAIN KEY [ENTRY...]", meaning: "removes one key, or one entry inside the value of KEY"),
             ],
-            examples: ["harness defaults delete com.example.app launchCount", "harness defaults delete -g settings"],
+            examples: ["\(Tool.command) delete com.example.app com.example.app.preferences launchCount", "\(Tool.command) delete -g com.example.shared.settings"],
             run: { inspector, arguments throws(HarnessError) in try inspector.delete(arguments.rest()) }),
         DefaultsVerb(
             name: "find",
-            forms: [VerbForm(synopsis: "find WORD", meaning: "every key, in every domain, whose name or value contains WORD, ignoring case")],
-            examples: ["harness defaults find appearance"],
+            forms: [VerbForm(synopsis: "find WORD", meaning: "every key, in every domain, whose name or value contains WORD, ignoring case; exit status 1 when nothing matches, as grep")],
+            options: [jsonOption],
+            examples: ["\(Tool.command) find appearance"],
             takesDomain: false,
             run: { inspector, arguments throws(HarnessError) in
+                let json = arguments.flag(jsonOption.name)
                 let operands = arguments.rest()
                 guard operands.count == 1 else { throw .usage("find needs one WORD") }
-                try inspector.find(operands[0])
+                try inspector.find(operands[0], json: json)
             }),
         DefaultsVerb(
             name: "export",
             forms: [VerbForm(synopsis: "export DOMAIN PATH|-", meaning: "writes DOMAIN to PATH (a new file, mode 0600, or a regular file, keeping its mode) or to standard output")],
-            options: [VerbOption(name: "--format FORMAT", meaning: "xml (the default), binary (the bytes of a domain file) or json")],
-            examples: ["harness defaults export com.example.app - --format json | jq .", "harness defaults export com.example.app backup.plist --format binary"],
+            options: [VerbOption(name: "--format FORMAT", meaning: "xml (the default), binary (the bytes of a domain file) or json"),
+                      VerbOption(name: "--json", meaning: "the same as --format json")],
+            examples: ["\(Tool.command) export com.example.app - --json | jq .", "\(Tool.command) export com.example.app backup.plist --format binary"],
             run: { inspector, arguments throws(HarnessError) in
-                let format = try TransferFormat.option(&arguments, allowed: [.xml, .binary, .json]) ?? .xml
+                let json = arguments.flag(jsonOption.name)
+                let chosen = try TransferFormat.option(&arguments, allowed: [.xml, .binary, .json])
+                if json, let chosen, chosen != .json { throw .usage("--json and --format \(chosen.rawValue) disagree; give one") }
+                let format = json ? .json : chosen ?? .xml
                 let operands = arguments.rest()
                 guard operands.count == 2 else { throw .usage("export needs DOMAIN and PATH (or - for standard output)") }
                 try inspector.export(operands[0], to: operands[1], as: format)
@@ -142,7 +171,7 @@ enum DefaultsVerbs {
             name: "import",
             forms: [VerbForm(synopsis: "import DOMAIN PATH|-", meaning: "replaces DOMAIN's contents with a binary, XML, OpenStep or JSON property list read from PATH, a regular file, or standard input (at most \(FileDomainStorage.maximumFileSize >> 20) MiB, the largest domain file)")],
             notes: ["An unreadable domain file is moved aside, never deleted, before the new contents are written."],
-            examples: ["harness defaults import com.example.app backup.plist", "jq '.launchCount = 0' app.json | harness defaults import com.example.app -"],
+            examples: ["\(Tool.command) import com.example.app backup.plist", "jq '.\"com.example.app.preferences\".launchCount = 0' app.json | \(Tool.command) import com.example.app -"],
             run: { inspector, arguments throws(HarnessError) in
                 let operands = arguments.rest()
                 guard operands.count == 2 else { throw .usage("import needs DOMAIN and PATH (or - for standard input)") }
@@ -161,7 +190,7 @@ enum DefaultsVerbs {
             notes: [
                 "The editor is $VISUAL, else $EDITOR, else vi; it is given a private temporary file (mode 0600), removed afterwards. The result is parsed and written atomically under the domain's lock. Text that does not parse, or an editor that exits with a non-zero status, changes nothing, and the error names the line. When what you saved cannot be written (it does not parse, or the domain changed meanwhile), the file is kept and the error names it, so that your edit is not lost.",
             ],
-            examples: ["harness defaults edit com.example.app", "EDITOR=nano harness defaults edit com.example.app settings --format openstep"],
+            examples: ["\(Tool.command) edit com.example.app", "EDITOR=nano \(Tool.command) edit com.example.app com.example.app.preferences --format openstep"],
             run: { inspector, arguments throws(HarnessError) in
                 let format = try TransferFormat.option(&arguments, allowed: [.xml, .openStep]) ?? .xml
                 let force = arguments.flag("--force")
@@ -170,10 +199,20 @@ enum DefaultsVerbs {
                 try DomainEditor(inspector: inspector, format: format, force: force).edit(operands[0], key: operands.count == 2 ? operands[1] : nil)
             }),
         DefaultsVerb(
+            name: "completion",
+            forms: [VerbForm(synopsis: "completion bash|zsh|fish", meaning: "a script completing prefsctl's verbs, options, domains, storage keys and entries in that shell (the Debian package installs all three)")],
+            examples: ["prefsctl completion bash > ~/.local/share/bash-completion/completions/prefsctl"],
+            takesDomain: false,
+            run: { _, arguments throws(HarnessError) in
+                let operands = arguments.rest()
+                guard operands.count == 1 else { throw .usage("completion needs one shell: bash, zsh or fish") }
+                Console.write(try Completer.script(for: operands[0]))
+            }),
+        DefaultsVerb(
             name: "help",
             forms: [VerbForm(synopsis: "help [VERB]", meaning: "this text, or what one verb does (also: VERB --help)")],
-            options: [VerbOption(name: "--man", meaning: "the manual page harness-defaults(1), in roff, made from the same text")],
-            examples: ["harness defaults help write", "harness defaults help --man | man -l -"],
+            options: [VerbOption(name: "--man", meaning: "the manual page \(Tool.manualName)(1), in roff, made from the same text")],
+            examples: ["\(Tool.command) help write", "\(Tool.command) help --man | man -l -"],
             takesDomain: false,
             run: { _, arguments throws(HarnessError) in
                 if arguments.flag("--man") {
@@ -189,15 +228,21 @@ enum DefaultsVerbs {
 
     /// The verb called `name`.
     /// - Throws: A usage error listing the verbs when there is none.
-    static func named(_ name: String) throws(HarnessError) -> DefaultsVerb {
+    package static func named(_ name: String) throws(HarnessError) -> DefaultsVerb {
         guard let verb = all.first(where: { $0.name == name }) else {
             throw .usage("unknown verb '\(name)'; the verbs are \(names)")
         }
         return verb
     }
 
+    /// The one spelling of JSON output, for every verb whose output is data.
+    package static let jsonOption = VerbOption(name: "--json", meaning: "print JSON instead of the OpenStep text of `defaults` (see JSON in \(Tool.command) help)")
+
+    /// The options of any verb that take a value (`--format FORMAT`): the word after them is not the verb.
+    package static let valueOptions: Set<String> = Set(all.flatMap(\.options).filter { $0.name.contains(" ") }.map(\.word))
+
     /// The verbs, for messages.
-    static var names: String { all.map(\.name).joined(separator: ", ") }
+    package static var names: String { all.map(\.name).joined(separator: ", ") }
 
     /// Requires that no word is left.
     private static func none(_ arguments: Arguments, _ verb: String) throws(HarnessError) {
@@ -206,12 +251,12 @@ enum DefaultsVerbs {
 }
 
 /// The forms in which a domain is exported, imported or edited.
-enum TransferFormat: String, Sendable {
+package enum TransferFormat: String, Sendable {
     case xml, binary, json
     case openStep = "openstep"
 
     /// The value of `--format`, which must be one of `allowed`; `nil` when not given.
-    static func option(_ arguments: inout Arguments, allowed: [TransferFormat]) throws(HarnessError) -> TransferFormat? {
+    package static func option(_ arguments: inout Arguments, allowed: [TransferFormat]) throws(HarnessError) -> TransferFormat? {
         let list = allowed.map(\.rawValue).joined(separator: ", ")
         return try arguments.option("--format", needs: "one of \(list)") { word in
             TransferFormat(rawValue: word.lowercased()).flatMap { allowed.contains($0) ? $0 : nil }

@@ -6,14 +6,14 @@
 /// processing so that a value such as `--help` can still be passed after it; operands are taken in order.
 /// A subcommand takes its options first, then its operands, then calls ``finish(_:)`` so that a word it
 /// did not expect is an error rather than silently ignored.
-struct Arguments {
+package struct Arguments {
     /// The words not taken yet, in order, without the `--`.
-    private(set) var remaining: [String]
+    package private(set) var remaining: [String]
     /// How many of ``remaining``, from the start, came before the `--` and so may be options.
     private var optionCount: Int
 
     /// The words of a command line; a `--` among them ends the options.
-    init(_ words: [String]) {
+    package init(_ words: [String]) {
         if let end = words.firstIndex(of: "--") {
             remaining = Array(words[..<end] + words[(end + 1)...])
             optionCount = end
@@ -24,16 +24,16 @@ struct Arguments {
     }
 
     /// Words that are all operands, none an option: what the tour passes to the inspector.
-    init(operands words: [String]) {
+    package init(operands words: [String]) {
         remaining = words
         optionCount = 0
     }
 
-    var isEmpty: Bool { remaining.isEmpty }
-    var count: Int { remaining.count }
+    package var isEmpty: Bool { remaining.isEmpty }
+    package var count: Int { remaining.count }
 
     /// Removes every `name` that comes before a `--`; whether there was one.
-    mutating func flag(_ name: String) -> Bool {
+    package mutating func flag(_ name: String) -> Bool {
         var found = false
         while let index = remaining[..<optionCount].firstIndex(of: name) {
             remove(at: index)
@@ -44,7 +44,7 @@ struct Arguments {
 
     /// Removes every `name VALUE` and `name=VALUE` before a `--`, and returns the last value.
     /// - Throws: A usage error saying that `name` needs `what` when it is the last word.
-    mutating func option(_ name: String, needs what: String) throws(HarnessError) -> String? {
+    package mutating func option(_ name: String, needs what: String) throws(HarnessError) -> String? {
         var value: String?
         var index = 0
         while index < optionCount {
@@ -66,7 +66,7 @@ struct Arguments {
 
     /// ``option(_:needs:)`` converted by `convert`, which returns `nil` for a value it refuses.
     /// - Throws: A usage error saying that `name` needs `what` when the value is missing or refused.
-    mutating func option<Value>(
+    package mutating func option<Value>(
         _ name: String, needs what: String, _ convert: (String) -> Value?
     ) throws(HarnessError) -> Value? {
         guard let text = try option(name, needs: what) else { return nil }
@@ -75,7 +75,7 @@ struct Arguments {
     }
 
     /// Takes the next word, option or operand, in order; `nil` when none is left.
-    mutating func next() -> String? {
+    package mutating func next() -> String? {
         guard !remaining.isEmpty else { return nil }
         let word = remaining[0]
         remove(at: 0)
@@ -84,13 +84,33 @@ struct Arguments {
 
     /// Takes the next word, which must be there.
     /// - Throws: A usage error with `complaint` when no word is left.
-    mutating func next(orComplain complaint: @autoclosure () -> String) throws(HarnessError) -> String {
+    package mutating func next(orComplain complaint: @autoclosure () -> String) throws(HarnessError) -> String {
         guard let word = next() else { throw .usage(complaint()) }
         return word
     }
 
+    /// The words left that may be options: those before the `--`.
+    package var optionWords: ArraySlice<String> { remaining[..<optionCount] }
+
+    /// Takes the verb: the first word, before the `--` or after it, that is neither an option nor the value
+    /// of one of `valueOptions` (`--format json`), so that options may come before the verb as well as after it.
+    /// - Returns: The verb, and the option words that came before it; `nil` when there is no such word.
+    package mutating func takeVerb(valueOptions: Set<String>) -> (verb: String, before: [String])? {
+        var index = 0
+        while index < remaining.count {
+            let word = remaining[index]
+            guard index < optionCount, word.hasPrefix("-"), word != "-" else {
+                let before = Array(remaining[..<index])
+                remove(at: index)
+                return (word, before)
+            }
+            index += valueOptions.contains(word) ? 2 : 1
+        }
+        return nil
+    }
+
     /// Takes every word left.
-    mutating func rest() -> [String] {
+    package mutating func rest() -> [String] {
         defer {
             remaining = []
             optionCount = 0
@@ -100,7 +120,7 @@ struct Arguments {
 
     /// Requires every word to have been taken.
     /// - Throws: A usage error made by `complaint` from the first word left over.
-    func finish(_ complaint: (String) -> String) throws(HarnessError) {
+    package func finish(_ complaint: (String) -> String) throws(HarnessError) {
         if let extra = remaining.first { throw .usage(complaint(extra)) }
     }
 

@@ -1,7 +1,7 @@
 // The demos' explanations, wrapped to read well in a terminal.
 
 /// Wraps prose to `width` columns after `indent`.
-func paragraph(_ text: String, indent: String = "", width: Int = 100) -> String {
+package func paragraph(_ text: String, indent: String = "", width: Int = 100) -> String {
     var lines: [String] = []
     var line = indent
     for word in text.split(separator: " ", omittingEmptySubsequences: true) {
@@ -16,6 +16,6 @@ func paragraph(_ text: String, indent: String = "", width: Int = 100) -> String 
 }
 
 /// Prints `text` as a wrapped paragraph.
-func explain(_ text: String, indent: String = "") {
+package func explain(_ text: String, indent: String = "") {
     Console.say(paragraph(text, indent: indent))
 }

@@ -9,11 +9,11 @@
 import Foundation
 import RVS_PersistentPrefs
 
-enum JSONText {
+package enum JSONText {
     // MARK: Writing
 
     /// `value` as indented JSON, keys sorted, so that the output is stable and diffs well.
-    static func encode(_ value: PropertyListValue) -> String {
+    package static func encode(_ value: PropertyListValue) -> String {
         var output = ""
         write(value, indent: "", to: &output)
         return output
@@ -60,7 +60,7 @@ enum JSONText {
     }
 
     /// `2024-05-01T12:30:00Z`, in UTC.
-    static func isoDate(_ date: Date) -> String {
+    package static func isoDate(_ date: Date) -> String {
         let text = PropertyListPrinter.dateText(date)  // 2024-05-01 12:30:00 +0000
         return String(text.prefix(10)) + "T" + String(text.dropFirst(11).prefix(8)) + "Z"
     }
@@ -72,16 +72,16 @@ enum JSONText {
     // MARK: Reading
 
     /// Why JSON text did not parse, and on which line.
-    struct ParseError: Error, CustomStringConvertible {
+    package struct ParseError: Error, CustomStringConvertible {
         let reason: String
         let line: Int
-        var description: String { "line \(line): \(reason)" }
+        package var description: String { "line \(line): \(reason)" }
     }
 
     /// JSON text as a property-list value.
     /// - Throws: ``ParseError`` naming the line, for malformed JSON, `null`, an integer outside the
     ///   64-bit range, or nesting deeper than the library stores.
-    static func decode(_ bytes: Data) throws(ParseError) -> PropertyListValue {
+    package static func decode(_ bytes: Data) throws(ParseError) -> PropertyListValue {
         var parser = Parser(bytes: Array(bytes))
         parser.skipSpace()
         let value = try parser.value(depth: 0)
@@ -92,7 +92,7 @@ enum JSONText {
 
     /// Whether `bytes` look like JSON rather than OpenStep text: both may start with `{`, but a JSON
     /// object's first key is a quoted string followed by `:`, and JSON may also start with `[`.
-    static func looksLikeJSON(_ bytes: Data) -> Bool {
+    package static func looksLikeJSON(_ bytes: Data) -> Bool {
         var parser = Parser(bytes: Array(bytes))
         parser.skipSpace()
         guard let first = parser.peek() else { return false }

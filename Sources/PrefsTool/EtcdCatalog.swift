@@ -8,14 +8,14 @@ import PrefsEtcd
 import RVS_PersistentPrefs
 
 /// The domains under `/RVS_PersistentPrefs/` of one etcd cluster.
-struct EtcdCatalog: DomainCatalog {
-    let catalog: EtcdDomainCatalog
+package struct EtcdCatalog: DomainCatalog {
+    package let catalog: EtcdDomainCatalog
 
     /// The option that selects it, and what it takes.
-    static let option = "--etcd"
+    package static let option = "--etcd"
 
     /// The catalog of the cluster at `list`, client URLs separated by commas.
-    init(endpoints list: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(HarnessError) {
+    package init(endpoints list: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(HarnessError) {
         let urls = list.split(separator: ",").map { URL(string: String($0)) }
         guard !urls.isEmpty, urls.allSatisfy({ $0 != nil }) else {
             throw .usage("\(Self.option) needs client URLs separated by commas, such as http://10.0.0.1:2379,http://10.0.0.2:2379")
@@ -42,9 +42,9 @@ struct EtcdCatalog: DomainCatalog {
         }
     }
 
-    var place: String { catalog.place }
+    package var place: String { catalog.place }
 
-    func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
+    package func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
         switch domain {
         case .global:
             throw .usage("the global domain is kept in a file, not in etcd: leave out \(Self.option) to read or change it")
@@ -59,7 +59,7 @@ struct EtcdCatalog: DomainCatalog {
         }
     }
 
-    func domainNames() throws(HarnessError) -> [String] {
+    package func domainNames() throws(HarnessError) -> [String] {
         do {
             return try catalog.names()
         } catch {
@@ -67,9 +67,9 @@ struct EtcdCatalog: DomainCatalog {
         }
     }
 
-    var hasGlobalDomain: Bool { false }
+    package var hasGlobalDomain: Bool { false }
 
-    func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
+    package func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
         guard case .named(let name) = domain else { _ = try storage(domain); return }
         let existed: Bool
         do {
@@ -77,6 +77,6 @@ struct EtcdCatalog: DomainCatalog {
         } catch {
             throw HarnessError(error)
         }
-        if !existed { throw .failure("Domain \(word) does not exist \(place); `harness defaults --etcd … domains` lists those that do") }
+        if !existed { throw .failure("Domain \(word) does not exist \(place); `\(Tool.command) --etcd … domains` lists those that do") }
     }
 }

@@ -5,12 +5,12 @@
 
 import RVS_PersistentPrefs
 
-enum DefaultsHelp {
+package enum DefaultsHelp {
     /// What the inspector is, for the top of the help and the manual's DESCRIPTION.
-    static let description = "Reads and edits defaults domains (property-list files) the way the macOS `defaults` command does, through the same storage type the library uses: every change is a read-modify-write under the domain's lock, written to a temporary file and renamed into place, so a running app loses nothing."
+    package static let description = "Reads and edits defaults domains (property-list files) the way the macOS `defaults` command does, through the same storage type the library uses: every change is a read-modify-write under the domain's lock, written to a temporary file and renamed into place, so a running app loses nothing."
 
     /// The sections after the verbs, titled, in both the help and the manual.
-    static let sections: [(title: String, paragraphs: [String])] = [
+    package static let sections: [(title: String, paragraphs: [String])] = [
         ("Domains", [
             "DOMAIN is a domain name (its file is DOMAIN.plist in the directory), -g (also NSGlobalDomain) for the global domain, whose file is .GlobalPreferences.plist, or the absolute path of a property-list file, with or without .plist.",
             "Per-host domains (-currentHost, -host) and application bundles (-app) do not exist on Linux: name the domain itself.",
@@ -26,15 +26,45 @@ enum DefaultsHelp {
         ]),
     ]
 
+    /// The sections that are lists of terms, after the others, in both the help and the manual: what the
+    /// environment changes, which files are read and written, and what the exit status means.
+    package static var termSections: [(title: String, terms: [(term: String, meaning: String)])] {
+        [
+            ("Environment", [
+                ("RVS_PREFS_DIRECTORY", "the user's preferences directory, when set and not empty"),
+                ("XDG_CONFIG_HOME, HOME", "otherwise $XDG_CONFIG_HOME/RVS_PersistentPrefs, else ~/.config/RVS_PersistentPrefs"),
+                ("XDG_CONFIG_DIRS", "the directories of system defaults, each with RVS_PersistentPrefs/ inside (default /etc/xdg); \(Tool.command) --system writes in the first"),
+                ("CONFIGURATION_DIRECTORY", "set by systemd's ConfigurationDirectory=: read for system defaults before $XDG_CONFIG_DIRS"),
+                ("RVS_PREFS_MANAGED_DIRECTORY", "the directory of forced entries (default /etc/RVS_PersistentPrefs/managed); \(Tool.command) --managed writes there"),
+                ("ETCD_USER, ETCD_PASSWORD, ETCD_CA_FILE, ETCD_TIMEOUT", "the etcd user, a private CA, and the most an operation may take, for --etcd"),
+                ("VISUAL, EDITOR", "the editor of edit (else vi)"),
+            ]),
+            ("Files", [
+                ("~/.config/RVS_PersistentPrefs/DOMAIN.plist", "a user's domain: a binary property list, storage key → collection; .GlobalPreferences.plist beside it is the global domain (-g)"),
+                ("/etc/xdg/RVS_PersistentPrefs/DOMAIN.plist", "system defaults, beneath every user's own values, entry by entry"),
+                ("/etc/RVS_PersistentPrefs/managed/DOMAIN.plist", "forced entries, above every other value; honoured only when the file and its directory belong to root (or the reading user) and are not writable by group or others"),
+                ("DOMAIN.plist.lock", "the lock file beside a domain that writers hold; none is left in the system or managed directories"),
+            ]),
+            ("Exit status", [
+                ("0", "success"),
+                ("1", "a failure: a domain, key or entry that does not exist, a value refused, a file that cannot be read or written, find matching nothing, verify rejecting a file"),
+                ("2", "bad usage: an unknown verb or option, a missing or extra argument"),
+            ]),
+        ]
+    }
+
+    /// The date of this version's manual page.
+    package static let manualDate = "2026-12-01"
+
     /// Options that every verb takes.
-    static let commonOptions: [VerbOption] = [
+    package static let commonOptions: [VerbOption] = [
         VerbOption(name: "--directory PATH", meaning: "the preferences directory to inspect (see The directory)"),
         VerbOption(name: "--etcd URL[,URL...]", meaning: "inspect the domains kept in the etcd cluster at these client URLs instead (see Sharing Across Machines); the etcd user comes from ETCD_USER and ETCD_PASSWORD, a private CA from ETCD_CA_FILE, the most an operation may take from ETCD_TIMEOUT (seconds, 5 unless set)"),
         VerbOption(name: "--help", meaning: "what the inspector, or one verb, does and takes"),
         VerbOption(name: "--version", meaning: "the version of the harness"),
     ]
 
-    static let synopsis = "harness defaults [--directory PATH] VERB [ARGUMENTS...]"
+    package static let synopsis = "\(Tool.command) [--directory PATH] VERB [ARGUMENTS...]"
 
     /// Where the meaning of a form starts in the terminal's list.
     private static let column = 38
@@ -43,25 +73,28 @@ enum DefaultsHelp {
     // MARK: The terminal
 
     /// What `harness defaults --help` and `help` print.
-    static var usage: String {
+    package static var usage: String {
         var lines = ["usage: \(synopsis)", "", paragraph(description, width: width), "", "Verbs:"]
         for verb in DefaultsVerbs.all {
             lines += verb.forms.map { hanging($0.synopsis, $0.meaning) }
         }
         lines += ["", "Options:"] + commonOptions.map { hanging($0.name, $0.meaning) }
-        lines += ["  (and each verb's own: harness defaults help VERB)"]
+        lines += ["  (and each verb's own: \(Tool.command) help VERB)"]
         for section in sections {
             lines += ["", section.title + ":"] + section.paragraphs.map { paragraph($0, indent: "  ", width: width) }
+        }
+        for section in termSections {
+            lines += ["", section.title + ":"] + section.terms.map { hanging($0.term, $0.meaning) }
         }
         lines += ["", "Examples:"] + DefaultsVerbs.all.compactMap(\.examples.first).map { "  " + $0 }
         return lines.joined(separator: "\n")
     }
 
     /// What `help VERB` and `VERB --help` print.
-    static func usage(of verb: DefaultsVerb) -> String {
+    package static func usage(of verb: DefaultsVerb) -> String {
         let options = verb.options.isEmpty ? "" : " [" + verb.options.map(\.name).joined(separator: "] [") + "]"
         var lines = verb.forms.enumerated().map { number, form in
-            (number == 0 ? "usage: " : "       ") + "harness defaults " + form.synopsis + options
+            (number == 0 ? "usage: " : "       ") + "\(Tool.command) " + form.synopsis + options
         }
         lines += [""] + verb.forms.map { hanging($0.synopsis, $0.meaning) }
         if !verb.options.isEmpty {
@@ -84,13 +117,13 @@ enum DefaultsHelp {
     // MARK: The manual
 
     /// The manual page harness-defaults(1), in roff: the help's text, with the same words.
-    static func manualPage() -> String {
+    package static func manualPage() -> String {
         var page = [
-            ".\\\" Generated by `harness defaults help --man` from Harness/Defaults/DefaultsVerbs.swift and",
+            ".\\\" Generated by `\(Tool.command) help --man` from Sources/PrefsTool/DefaultsVerbs.swift and",
             ".\\\" DefaultsHelp.swift; do not edit: Scripts/check-docs.sh fails when this file differs.",
-            ".TH HARNESS-DEFAULTS 1 \"\" \"harness \(HarnessVersion.number)\" \"User Commands\"",
+            ".TH \(Tool.manualName.uppercased()) 1 \"\(manualDate)\" \"\(Tool.command) \(HarnessVersion.number)\" \"User Commands\"",
             ".SH NAME",
-            "harness-defaults \\- read and write defaults domains, like the macOS defaults command",
+            "\(Tool.manualName) \\- read and write defaults domains, like the macOS defaults command",
             ".SH SYNOPSIS",
             ".B " + roff(synopsis),
             ".SH DESCRIPTION",
@@ -116,11 +149,19 @@ enum DefaultsHelp {
             page += [".SH " + roff(section.title.uppercased())]
             page += section.paragraphs.enumerated().flatMap { number, text in (number == 0 ? [] : [".PP"]) + [roff(text)] }
         }
+        for section in termSections {
+            page += [".SH " + roff(section.title.uppercased())]
+            for (term, meaning) in section.terms {
+                page += [".TP", ".B " + roff(term), roff(meaning)]
+            }
+        }
         page += [".SH EXAMPLES"]
         for example in DefaultsVerbs.all.flatMap(\.examples) {
             page += [".PP", ".nf", roff(example), ".fi"]
         }
-        page += [".SH SEE ALSO", "harness completion bash|zsh prints a shell completion script.", ""]
+        page += [".SH SEE ALSO", roff(Tool.isPrefsctl
+            ? "prefsctl completion bash|zsh|fish prints a shell completion script; the Debian package installs all three. The library's Administration article describes the system and managed layers."
+            : "harness completion bash|zsh prints a shell completion script; prefsctl(1) is the same tool, installable."), ""]
         return page.joined(separator: "\n")
     }
 

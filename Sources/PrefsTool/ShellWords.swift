@@ -3,12 +3,12 @@
 import Foundation
 
 /// `argument` as a shell would need it typed: the demos show the commands they run.
-func shellQuoted(_ argument: String) -> String {
+package func shellQuoted(_ argument: String) -> String {
     let safe = argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@+,".contains($0) }
     return safe && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 /// `path` made absolute against the current directory, as a shell user means a relative path.
-func absolutePath(_ path: String) -> String {
+package func absolutePath(_ path: String) -> String {
     path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }

@@ -5,19 +5,19 @@ import Foundation
 import Glibc
 
 /// A failed system call's `errno`, described as the system describes it.
-struct SystemError: Error, CustomStringConvertible {
-    let code: Int32
+package struct SystemError: Error, CustomStringConvertible {
+    package let code: Int32
 
     /// The `errno` of the call that just failed.
-    static var current: SystemError { SystemError(code: errno) }
+    package static var current: SystemError { SystemError(code: errno) }
 
     /// Such as "No such file or directory".
-    var description: String { String(cString: strerror(code)) }
+    package var description: String { String(cString: strerror(code)) }
 }
 
-enum PosixIO {
+package enum PosixIO {
     /// Writes every byte of `buffer` to `descriptor`.
-    static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
+    package static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
         var offset = 0
         while offset < buffer.count {
             let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
@@ -30,12 +30,12 @@ enum PosixIO {
     }
 
     /// Writes every byte of `data` to `descriptor`.
-    static func writeAll(_ data: Data, to descriptor: Int32) throws(SystemError) {
+    package static func writeAll(_ data: Data, to descriptor: Int32) throws(SystemError) {
         try data.withUnsafeBytes { buffer in Result { () throws(SystemError) in try writeAll(buffer, to: descriptor) } }.get()
     }
 
     /// Reads what is available, up to `count` bytes; an empty array at the end of the input.
-    static func read(_ descriptor: Int32, upTo count: Int) throws(SystemError) -> [UInt8] {
+    package static func read(_ descriptor: Int32, upTo count: Int) throws(SystemError) -> [UInt8] {
         var chunk = [UInt8](repeating: 0, count: count)
         while true {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -49,7 +49,7 @@ enum PosixIO {
 
     /// Reads to the end of the input, but never more than `limit` bytes into memory.
     /// - Returns: The bytes, or `nil` when the input holds more than `limit` bytes (endless input included).
-    static func readAll(_ descriptor: Int32, limit: Int) throws(SystemError) -> Data? {
+    package static func readAll(_ descriptor: Int32, limit: Int) throws(SystemError) -> Data? {
         var contents = Data()
         while true {
             let chunk = try read(descriptor, upTo: 65_536)
@@ -66,7 +66,7 @@ enum PosixIO {
     ///   checked before anything is read.
     /// - Returns: The bytes, or `nil` when there are more than `limit`.
     /// - Throws: A failure naming the file and the system's reason when it cannot be read.
-    static func readWholeFile(_ path: String, atMost limit: Int, regularOnly: Bool = false) throws(HarnessError) -> Data? {
+    package static func readWholeFile(_ path: String, atMost limit: Int, regularOnly: Bool = false) throws(HarnessError) -> Data? {
         let name = path == "-" ? "standard input" : path
         let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0))
         guard descriptor >= 0 else { throw .failure("cannot read \(name): \(SystemError.current)") }

@@ -17,12 +17,12 @@ import RVS_PersistentPrefs
 ///
 /// Strings are quoted only when they need it; Booleans print as 1 and 0, as in `defaults` (ask
 /// `defaults read-type` for the type); dates print in UTC; data prints as its length and bytes.
-enum PropertyListPrinter {
+package enum PropertyListPrinter {
     /// The multi-line form of `value`, its nested lines indented by `level` steps of four spaces.
     ///
     /// `editable` writes data whole, as OpenStep `<0a0b0c>` that parses back, instead of the summary
     /// `defaults` prints: what `edit --format openstep` opens.
-    static func text(_ value: PropertyListValue, level: Int = 0, editable: Bool = false) -> String {
+    package static func text(_ value: PropertyListValue, level: Int = 0, editable: Bool = false) -> String {
         let indent = String(repeating: "    ", count: level)
         let inner = indent + "    "
         switch value {
@@ -45,7 +45,7 @@ enum PropertyListPrinter {
 
     /// The form `defaults read DOMAIN KEY` prints: a top-level string bare (neither quoted nor escaped),
     /// anything else as ``text(_:level:)``.
-    static func topLevelText(_ value: PropertyListValue) -> String {
+    package static func topLevelText(_ value: PropertyListValue) -> String {
         switch value {
         case .string(let string): return string
         case .date(let date): return dateText(date)
@@ -57,7 +57,7 @@ enum PropertyListPrinter {
     ///
     /// With `booleanWords`, Booleans show as `true` and `false` instead of `defaults`' 1 and 0: the demos
     /// use that, so that a Boolean never looks like a number where the type matters to the lesson.
-    static func inline(_ value: PropertyListValue, booleanWords: Bool = false) -> String {
+    package static func inline(_ value: PropertyListValue, booleanWords: Bool = false) -> String {
         switch value {
         case .dictionary(let entries):
             let items = entries.sorted { $0.key < $1.key }.map { quoted($0.key) + " = " + inline($0.value, booleanWords: booleanWords) + ";" }
@@ -72,12 +72,12 @@ enum PropertyListPrinter {
     }
 
     /// ``inline(_:booleanWords:)`` as the demos show values: Booleans as `true` and `false`.
-    static func readable(_ value: PropertyListValue) -> String {
+    package static func readable(_ value: PropertyListValue) -> String {
         inline(value, booleanWords: true)
     }
 
     /// The type's name as `defaults read-type` says it.
-    static func typeName(_ value: PropertyListValue) -> String {
+    package static func typeName(_ value: PropertyListValue) -> String {
         switch value {
         case .string: return "string"
         case .bool: return "boolean"
@@ -91,7 +91,7 @@ enum PropertyListPrinter {
     }
 
     /// The type's name with its article, for sentences: "an integer", "a string".
-    static func typeName(_ value: PropertyListValue, article: Bool) -> String {
+    package static func typeName(_ value: PropertyListValue, article: Bool) -> String {
         let name = typeName(value)
         guard article else { return name }
         return ("aeiou".contains(name.first ?? "x") ? "an " : "a ") + name
@@ -125,14 +125,14 @@ enum PropertyListPrinter {
 
     /// `string` bare when every character allows it, else in double quotes with `"`, `\` and control
     /// characters escaped. Other characters (accents, emoji) stay as they are, for readability.
-    static func quoted(_ string: String) -> String {
+    package static func quoted(_ string: String) -> String {
         if !string.isEmpty && string.utf8.allSatisfy(isBare) { return string }
         return doubleQuoted(string, unicodeEscape: "\\U")
     }
 
     /// `string` in double quotes with `"`, `\`, newline, tab and return escaped, and other control
     /// characters as `unicodeEscape` and four hex digits (`\U` in OpenStep text, `\u` in JSON).
-    static func doubleQuoted(_ string: String, unicodeEscape: String) -> String {
+    package static func doubleQuoted(_ string: String, unicodeEscape: String) -> String {
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {
@@ -151,7 +151,7 @@ enum PropertyListPrinter {
     }
 
     /// `2024-05-01 12:30:00 +0000`, as `defaults` prints a date, computed in UTC whatever the locale.
-    static func dateText(_ date: Date) -> String {
+    package static func dateText(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { return String(date.timeIntervalSince1970) }

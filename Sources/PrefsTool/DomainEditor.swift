@@ -9,13 +9,13 @@ import Foundation
 import Glibc
 import RVS_PersistentPrefs
 
-struct DomainEditor {
-    let inspector: DomainInspector
+package struct DomainEditor {
+    package let inspector: DomainInspector
     /// `.xml` or `.openStep`.
-    let format: TransferFormat
-    let force: Bool
+    package let format: TransferFormat
+    package let force: Bool
 
-    func edit(_ domain: String, key: String?) throws(HarnessError) {
+    package func edit(_ domain: String, key: String?) throws(HarnessError) {
         let domains = inspector.domains
         let storage = try domains.storage(domain)
         let what = key.map { "(\(domain), \($0))" } ?? domain
@@ -106,7 +106,7 @@ struct DomainEditor {
     /// The library's codec says only "not a property list", because it may be reading someone's stored
     /// values into a log; here the text is the user's own edit, shown back to the user, and the line is
     /// what they need.
-    static func diagnosis(_ bytes: Data, openStep: Bool) -> String? {
+    package static func diagnosis(_ bytes: Data, openStep: Bool) -> String? {
         var format = PropertyListSerialization.PropertyListFormat.xml
         let error: NSError
         do {
@@ -123,7 +123,7 @@ struct DomainEditor {
     /// OpenStep text has only strings: a string whose text still reads as the type the value had before
     /// the edit (`5` where an integer was, `1` where a Boolean was) gets that type back; new entries stay
     /// strings. Dictionaries are matched by key, arrays by position.
-    static func retyped(_ value: PropertyListValue, like old: PropertyListValue?) -> PropertyListValue {
+    package static func retyped(_ value: PropertyListValue, like old: PropertyListValue?) -> PropertyListValue {
         switch (value, old) {
         case (.dictionary(let entries), .dictionary(let oldEntries)?):
             return .dictionary(entries.reduce(into: [:]) { result, entry in result[entry.key] = retyped(entry.value, like: oldEntries[entry.key]) })
@@ -144,10 +144,10 @@ struct DomainEditor {
 }
 
 /// A private temporary file (mode 0600, made with `mkstemps` in `$TMPDIR`), for one edit.
-struct TemporaryFile {
-    let path: String
+package struct TemporaryFile {
+    package let path: String
 
-    init(suffix: String, contents: Data) throws(HarnessError) {
+    package init(suffix: String, contents: Data) throws(HarnessError) {
         var template = Array((NSTemporaryDirectory() + "/harness-defaults-edit-XXXXXX" + suffix).replacingOccurrences(of: "//", with: "/").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(suffix.utf8.count)) }
         guard descriptor >= 0 else { throw .failure("cannot make a temporary file to edit: \(SystemError.current)") }
@@ -162,5 +162,5 @@ struct TemporaryFile {
         }
     }
 
-    func remove() { unlink(path) }
+    package func remove() { unlink(path) }
 }

@@ -15,7 +15,7 @@ import Glibc
 ///
 /// - Parameter what: The operation, for the error: "export" makes "cannot export to PATH: ...".
 /// - Throws: A failure naming `path` and the reason; then nothing was changed.
-func replaceRegularFile(at path: String, with data: Data, for what: String) throws(HarnessError) {
+package func replaceRegularFile(at path: String, with data: Data, for what: String) throws(HarnessError) {
     let failure = { (reason: String) in HarnessError.failure("cannot \(what) to \(path): \(reason)") }
     var mode: mode_t = 0o600
     var info = stat()
@@ -49,7 +49,7 @@ func replaceRegularFile(at path: String, with data: Data, for what: String) thro
 }
 
 /// What `lstat` found, in words: "a symbolic link", "a directory", ...
-func fileKind(_ mode: mode_t) -> String {
+package func fileKind(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFLNK: return "a symbolic link"
     case S_IFDIR: return "a directory"

@@ -7,26 +7,26 @@ import Foundation
 import RVS_PersistentPrefs
 
 /// The system and managed directories the environment selects, as the library reads them.
-struct AdministratorLayers {
-    let locations: DefaultsLocations
+package struct AdministratorLayers {
+    package let locations: DefaultsLocations
 
     /// The layers of this process's environment ($CONFIGURATION_DIRECTORY, $XDG_CONFIG_DIRS,
     /// $RVS_PREFS_MANAGED_DIRECTORY), over the user's domains in `preferencesDirectory`.
-    init(preferencesDirectory: String) {
+    package init(preferencesDirectory: String) {
         var locations = DefaultsLocations.current(applicationDomainName: "harness")
         locations.preferencesDirectory = preferencesDirectory
         self.locations = locations
     }
 
     /// The suite a program would read `name` through: `persistent` and `global` with the layers above and below.
-    func suite(named name: String, persistent: any DomainStorage, global: (any DomainStorage)?) -> DefaultsSuite {
+    package func suite(named name: String, persistent: any DomainStorage, global: (any DomainStorage)?) -> DefaultsSuite {
         DefaultsSuite(persistentDomain: persistent, globalDomain: global,
                       systemDomains: locations.systemDomains(named: name), managedDomains: locations.managedDomains(named: name),
                       argumentDomain: [:])
     }
 
     /// The domains with a file in some system directory, and those with a managed file.
-    func markedDomains() -> (system: Set<String>, managed: Set<String>) {
+    package func markedDomains() -> (system: Set<String>, managed: Set<String>) {
         let system = locations.systemDirectories.flatMap(Self.domainNames(in:))
         return (Set(system), Set(locations.managedDirectory.map(Self.domainNames(in:)) ?? []))
     }
@@ -40,21 +40,21 @@ struct AdministratorLayers {
 
 /// A user's domain as the inspector writes it: a write that would set, change or remove an entry the
 /// administrator forces is refused as a whole, as the library refuses it.
-final class AdministeredDomain: DomainStorage {
-    let file: FileDomainStorage
-    let suite: DefaultsSuite
+package final class AdministeredDomain: DomainStorage {
+    package let file: FileDomainStorage
+    package let suite: DefaultsSuite
 
-    init(_ file: FileDomainStorage, suite: DefaultsSuite) {
+    package init(_ file: FileDomainStorage, suite: DefaultsSuite) {
         (self.file, self.suite) = (file, suite)
     }
 
-    var location: String { file.location }
-    var isKnownToExist: Bool { file.isKnownToExist }
+    package var location: String { file.location }
+    package var isKnownToExist: Bool { file.isKnownToExist }
 
-    func snapshot() throws(PrefsError) -> DomainSnapshot { try file.snapshot() }
+    package func snapshot() throws(PrefsError) -> DomainSnapshot { try file.snapshot() }
 
     @discardableResult
-    func modify(repairing policy: RepairPolicy,
+    package func modify(repairing policy: RepairPolicy,
                 _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
         try file.modify(repairing: policy) { (contents: inout [String: PropertyListValue]) throws(PrefsError) in
             let before = contents
@@ -63,17 +63,17 @@ final class AdministeredDomain: DomainStorage {
         }
     }
 
-    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { file.watchChanges(onChange) }
+    package func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { file.watchChanges(onChange) }
 }
 
 extension DomainInspector {
     /// `read --sources DOMAIN [KEY]`: each key, and each entry of a collection, with the layer that supplies
     /// it and its file, as a program reading DOMAIN through the library sees it.
-    func readSources(_ operands: [String]) throws(HarnessError) {
+    package func readSources(_ operands: [String]) throws(HarnessError) {
         guard let directory = domains as? DomainDirectory else {
             throw .usage("read --sources works on domain files; the administrator's layers are files on this machine")
         }
-        guard (1...2).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY] (see harness defaults help read)") }
+        guard (1...2).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY] (see \(Tool.command) help read)") }
         let reference = try DomainReference(operands[0])
         guard case .named(let name) = reference else {
             throw .usage("read --sources needs a domain's name: the global domain and files given by path have no layers")
@@ -103,7 +103,7 @@ extension DomainInspector {
                     lines.append("    \(entry) = \(PropertyListPrinter.inline(origin.value));  \(Self.origin(origin.role, origin.location))")
                 }
             } else if operands.count == 2 {
-                throw .failure("The domain/default pair of (\(name), \(key)) does not exist in any layer; `harness defaults read --sources \(name)` lists its keys")
+                throw .failure("The domain/default pair of (\(name), \(key)) does not exist in any layer; `\(Tool.command) read --sources \(name)` lists its keys")
             }
         }
         Console.say(lines.joined(separator: "\n"))

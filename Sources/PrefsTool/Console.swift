@@ -10,24 +10,24 @@ import Synchronization
 /// A failed write to standard output (a full disk, `> /dev/full`, a closed pipe) does not stop the
 /// subcommand midway; it is remembered, and the harness reports it and exits non-zero at the end (see
 /// ``outputFailure``), so that output that never arrived is never reported as a success.
-enum Console {
+package enum Console {
     private static let failure = Mutex<SystemError?>(nil)
 
     /// The first failed write to standard output in this process, if any.
-    static var outputFailure: SystemError? { failure.withLock { $0 } }
+    package static var outputFailure: SystemError? { failure.withLock { $0 } }
 
     /// Writes `text` and a newline to standard output.
-    static func say(_ text: String = "") {
+    package static func say(_ text: String = "") {
         write(text + "\n")
     }
 
     /// Writes `text` to standard output as it is.
-    static func write(_ text: String) {
+    package static func write(_ text: String) {
         write(Data(text.utf8))
     }
 
     /// Writes raw bytes to standard output.
-    static func write(_ data: Data) {
+    package static func write(_ data: Data) {
         do {
             try PosixIO.writeAll(data, to: 1)
         } catch {
@@ -36,18 +36,18 @@ enum Console {
     }
 
     /// Writes `text` and a newline to standard error. A failure there has nowhere left to be told.
-    static func complain(_ text: String) {
+    package static func complain(_ text: String) {
         try? PosixIO.writeAll(Data((text + "\n").utf8), to: 2)
     }
 
     /// Whether standard input is a terminal (then a prompt helps; for piped input it would be noise).
-    static var inputIsTerminal: Bool { isatty(0) == 1 }
+    package static var inputIsTerminal: Bool { isatty(0) == 1 }
 
     /// Runs `body` with standard error sent to /dev/null.
     ///
     /// Foundation's text property-list parser prints its own diagnostics on standard error for some
     /// malformed input; the harness reports the failure itself, in one line, so those must not leak.
-    static func withErrorsSilenced<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package static func withErrorsSilenced<Result>(_ body: () throws -> Result) rethrows -> Result {
         let saved = dup(2)
         let null = open("/dev/null", O_WRONLY)
         if saved >= 0 && null >= 0 { dup2(null, 2) }

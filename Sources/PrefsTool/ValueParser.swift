@@ -5,14 +5,14 @@ import Foundation
 import RVS_PersistentPrefs
 
 /// What a `write` does to the stored value of one key.
-enum Change {
+package enum Change {
     case set(PropertyListValue)
     case appendToArray([PropertyListValue])
     case addToDictionary([String: PropertyListValue])
 
     /// What the value becomes, `existing` being what it is now (`nil` when there is none); `name`
     /// names it in messages.
-    func applied(to existing: PropertyListValue?, _ name: () -> String) throws(HarnessError) -> PropertyListValue {
+    package func applied(to existing: PropertyListValue?, _ name: () -> String) throws(HarnessError) -> PropertyListValue {
         switch (self, existing) {
         case (.set(let value), _): return value
         case (.appendToArray(let elements), nil): return .array(elements)
@@ -28,19 +28,22 @@ enum Change {
 }
 
 /// Values given on the command line, as `defaults write` takes them.
-enum ValueParser {
+package enum ValueParser {
     /// The typed forms of a scalar: `-string`, `-int`, `-float`, `-bool`, `-date`, `-data` (and the
     /// long spellings `defaults` also accepts).
-    static let scalarTypes: Set<String> = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
+    package static let scalarTypes: Set<String> = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
+
+    /// The flags that make a collection: `-array`, `-array-add`, `-dict`, `-dict-add`.
+    package static let collectionFlags: Set<String> = ["-array", "-array-add", "-dict", "-dict-add"]
 
     /// Whether `word` is where a value's type is given: `-int`, `-array`, or a mistyped `-word` (which
     /// ``change(from:)`` refuses), but not a negative number such as `-5`.
-    static func looksLikeTypeFlag(_ word: String) -> Bool {
+    package static func looksLikeTypeFlag(_ word: String) -> Bool {
         word.hasPrefix("-") && word.dropFirst().first?.isLetter == true
     }
 
     /// The change that the arguments after `write DOMAIN KEY` describe.
-    static func change(from arguments: Arguments) throws(HarnessError) -> Change {
+    package static func change(from arguments: Arguments) throws(HarnessError) -> Change {
         var rest = arguments
         let flag = try rest.next(orComplain: "a value is needed")
         switch flag {
@@ -71,7 +74,7 @@ enum ValueParser {
     /// library's argument domain does, see `DefaultsSuite.parseArgumentValue`). Text that clearly means
     /// to be a property list (it starts with `{`, `(`, `<` or `"`) must parse, so that a typo is
     /// reported instead of being stored verbatim.
-    static func untyped(_ text: String) throws(HarnessError) -> PropertyListValue {
+    package static func untyped(_ text: String) throws(HarnessError) -> PropertyListValue {
         let trimmed = text.drop { $0 == " " || $0 == "\t" || $0 == "\n" }
         if let first = trimmed.first, "{(<\"".contains(first) {
             do {
@@ -84,14 +87,14 @@ enum ValueParser {
     }
 
     /// Property-list text typed by a person, parsed strictly (malformed text is an error, never a string).
-    static func propertyListText(_ text: String) throws(PropertyListCodingError) -> PropertyListValue {
+    package static func propertyListText(_ text: String) throws(PropertyListCodingError) -> PropertyListValue {
         try Console.withErrorsSilenced {
             Result { () throws(PropertyListCodingError) in try PropertyListValue(propertyListText: text) }
         }.get()
     }
 
     /// A typed scalar: `-int 5`, `-bool YES`, `-date '2024-05-01 12:30:00 +0000'`, `-data 0a0b0c`.
-    static func scalar(_ type: String, _ text: String) throws(HarnessError) -> PropertyListValue {
+    package static func scalar(_ type: String, _ text: String) throws(HarnessError) -> PropertyListValue {
         switch type {
         case "-string":
             return .string(text)
@@ -127,7 +130,7 @@ enum ValueParser {
     }
 
     /// The items of `-array`: each one untyped, or a scalar type flag and its value.
-    static func items(_ arguments: Arguments) throws(HarnessError) -> [PropertyListValue] {
+    package static func items(_ arguments: Arguments) throws(HarnessError) -> [PropertyListValue] {
         var arguments = arguments
         var values: [PropertyListValue] = []
         while let word = arguments.next() {
@@ -137,7 +140,7 @@ enum ValueParser {
     }
 
     /// The entries of `-dict`: a key, then an item as in ``items(_:)``, repeated.
-    static func entries(_ arguments: Arguments) throws(HarnessError) -> [String: PropertyListValue] {
+    package static func entries(_ arguments: Arguments) throws(HarnessError) -> [String: PropertyListValue] {
         var arguments = arguments
         var result: [String: PropertyListValue] = [:]
         while let key = arguments.next() {
@@ -148,13 +151,22 @@ enum ValueParser {
     }
 
     /// One item that starts with `word`: a scalar type flag takes the value after it from `arguments`.
+    /// A collection flag among the items (`-dict a -int 1 hosts -array x y`) is refused: where the inner
+    /// collection would end cannot be told from the words, and storing the flag itself as a string (what
+    /// `defaults` does) hides the mistake. Property-list text nests: `hosts '(x, y)'`.
     private static func item(_ word: String, _ arguments: inout Arguments) throws(HarnessError) -> PropertyListValue {
+        if collectionFlags.contains(word) {
+            throw .usage("\(word) cannot be nested inside another -array or -dict; give the inner collection as property-list text, such as '(x, y)' or '{a = 1;}', or write it on its own with an ENTRY path")
+        }
+        if looksLikeTypeFlag(word) && !scalarTypes.contains(word) {
+            throw .usage("unknown type '\(word)' among the items; the types of an item are -string -int -float -bool -date -data (use -string to store text starting with -)")
+        }
         guard scalarTypes.contains(word) else { return try untyped(word) }
         return try scalar(word, arguments.next(orComplain: "\(word) needs a value after it"))
     }
 
     /// Dates as `defaults` prints them, ISO 8601, or a plain day; without a zone, UTC.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let formats = [
             "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX",
             "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd",
@@ -170,7 +182,7 @@ enum ValueParser {
     }
 
     /// Hex digits (white space ignored, `0x` or `<...>` around them allowed) as bytes.
-    static func hexData(_ text: String) -> Data? {
+    package static func hexData(_ text: String) -> Data? {
         var digits = text.filter { !$0.isWhitespace }
         if digits.hasPrefix("<") && digits.hasSuffix(">") { digits = String(digits.dropFirst().dropLast()) }
         if digits.lowercased().hasPrefix("0x") { digits = String(digits.dropFirst(2)) }

@@ -11,27 +11,27 @@ import RVS_PersistentPrefs
 
 /// The domains of one directory, named as `defaults` names them, read and changed through the
 /// library's own storage type; every failure is a ``HarnessError``.
-struct DomainDirectory: DomainCatalog {
-    let path: String
+package struct DomainDirectory: DomainCatalog {
+    package let path: String
     /// The administrator's system and managed files above and below these domains.
-    let layers: AdministratorLayers
+    package let layers: AdministratorLayers
 
-    init(path: String) {
+    package init(path: String) {
         self.path = path
         self.layers = AdministratorLayers(preferencesDirectory: path)
     }
 
-    var place: String { "in \(path)" }
+    package var place: String { "in \(path)" }
 
     /// A named domain is written as the library writes it: an entry the administrator forces is not changed.
-    func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
+    package func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
         let file = try fileStorage(domain)
         guard case .named(let name) = domain else { return file }
         return AdministeredDomain(file, suite: layers.suite(named: name, persistent: file, global: nil))
     }
 
     /// The user's domains, and those only the administrator's system or managed files hold, each marked.
-    func listing() throws(HarnessError) -> [DomainListing] {
+    package func listing() throws(HarnessError) -> [DomainListing] {
         let (system, managed) = layers.markedDomains()
         return Set(try domainNames()).union(system).union(managed).sorted().map { name in
             DomainListing(name: name, marks: (system.contains(name) ? ["system"] : []) + (managed.contains(name) ? ["managed"] : []))
@@ -40,7 +40,7 @@ struct DomainDirectory: DomainCatalog {
 
     /// The file storage of `domain`, whether or not its file exists.
     /// - Throws: When the name cannot be one file name (the library's own rule), before anything is touched.
-    func fileStorage(_ domain: DomainReference) throws(HarnessError) -> FileDomainStorage {
+    package func fileStorage(_ domain: DomainReference) throws(HarnessError) -> FileDomainStorage {
         let (directory, name): (String, String)
         switch domain {
         case .global: (directory, name) = (path, DefaultsLocations.globalDomainName)
@@ -57,7 +57,7 @@ struct DomainDirectory: DomainCatalog {
 
     /// The domains with a file in the directory, by name; the global domain and the harness's hidden
     /// temporary files start with a dot and are left out, as `defaults domains` leaves out the global one.
-    func domainNames() throws(HarnessError) -> [String] {
+    package func domainNames() throws(HarnessError) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.filter { name in
             guard name.hasSuffix(DomainName.fileExtension), !name.hasPrefix(".") else { return false }
@@ -66,13 +66,13 @@ struct DomainDirectory: DomainCatalog {
         }.map { String($0.dropLast(DomainName.fileExtension.count)) }.sorted()
     }
 
-    var hasGlobalDomain: Bool {
+    package var hasGlobalDomain: Bool {
         FileManager.default.fileExists(atPath: path + "/" + DefaultsLocations.globalDomainName + DomainName.fileExtension)
     }
 
     /// Removes the file of `domain`, which must exist, readable or not, under the domain's lock, so
     /// that a running app's write is never interleaved with the removal.
-    func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
+    package func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
         let storage = try fileStorage(domain)
         guard FileManager.default.fileExists(atPath: storage.location) else { throw doesNotExist(word) }
         do {
