@@ -62,4 +62,67 @@ struct PrefsctlTests {
     private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
         Data(bytes).range(of: Data(marker)) != nil
     }
+
+    // MARK: The manual page and the completions the Debian package installs
+
+    @Test("The committed man/prefsctl.1 is what prefsctl help --man generates: NAME to EXAMPLES, a date, DOMAIN KEY ENTRY examples")
+    func manualPage() throws {
+        let committed = try String(contentsOfFile: Self.repository + "/man/prefsctl.1", encoding: .utf8)
+        let generated = try succeed("help", "--man").output
+        #expect(generated == committed, "regenerate it: swift run prefsctl help --man > man/prefsctl.1")
+        let sections = generated.split(separator: "\n").filter { $0.hasPrefix(".SH ") }.map { String($0.dropFirst(4)) }
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES"] {
+            #expect(sections.contains(section), "no \(section) section")
+        }
+        let title = try #require(generated.split(separator: "\n").first { $0.hasPrefix(".TH ") })
+        #expect(title.hasPrefix(".TH PREFSCTL 1 \"20"), "no date: \(title)")
+        #expect(generated.contains("prefsctl write com.example.app com.example.app.preferences launchCount \\-int 3"))
+        // The help says the same: its sections are those of the manual.
+        let help = try succeed("--help").output
+        for section in ["Environment:", "Files:", "Exit status:", "Examples:"] { #expect(help.contains("\n" + section + "\n")) }
+    }
+
+    /// What bash offers for `words` (the last being completed) with the script `prefsctl completion bash`
+    /// prints, the built prefsctl first on the PATH (the script calls it).
+    func bashCompletions(_ words: [String]) throws -> [String] {
+        let scriptPath = sandbox.temporary.appending("prefsctl.bash")
+        writeFile(scriptPath, Array(try succeed("completion", "bash").output.utf8))
+        let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+        let child = try ChildProcess("/bin/bash", ["-c", """
+            PATH="\(ChildProcess.buildDirectory):$PATH"; source '\(scriptPath)'
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _prefsctl; printf '%s\\n' "${COMPREPLY[@]}"
+            """], environment: sandbox.environment)
+        child.closeInput()
+        let output = child.readAllOutput()
+        #expect(child.wait() == 0, "\(child.readErrors())")
+        return output.split(separator: "\n").map(String.init).sorted()
+    }
+
+    @Test("prefsctl's bash completion completes verbs, options, domains, storage keys, entries and array indices")
+    func bashCompletion() throws {
+        try succeed("write", "com.example.app", "com.example.app.preferences", "-dict", "port", "-int", "8080", "hosts", "(a, b)")
+        try succeed("write", "com.example.other", "k", "v")
+        let here = ["prefsctl", "--directory", sandbox.path]
+        #expect(try bashCompletions(["prefsctl", "re"]) == ["read", "read-type", "rename"])
+        #expect(try bashCompletions(["prefsctl", "read", "--j"]) == ["--json"])
+        #expect(try bashCompletions(here + ["read", "com.example.a"]) == ["com.example.app"])
+        #expect(try bashCompletions(here + ["write", "com.example.app", ""]) == ["com.example.app.preferences"])
+        #expect(try bashCompletions(here + ["read", "com.example.app", "com.example.app.preferences", ""]) == ["hosts", "port"])
+        #expect(try bashCompletions(here + ["read", "com.example.app", "com.example.app.preferences", "hosts", ""]) == ["0", "1"])
+        // --directory given after the verb is honoured too, and --format's values are offered.
+        #expect(try bashCompletions(["prefsctl", "keys", "--directory", sandbox.path, "com.example.o"]) == ["com.example.other"])
+        #expect(try bashCompletions(["prefsctl", "export", "com.example.app", "-", "--format", "j"]) == ["json"])
+    }
+
+    @Test("The zsh and fish scripts complete the command prefsctl through prefsctl __complete, which lists what bash gets")
+    func zshAndFish() throws {
+        #expect(try succeed("completion", "zsh").output.hasPrefix("#compdef prefsctl\n"))
+        let fish = try succeed("completion", "fish").output
+        #expect(fish.contains("complete -c prefsctl -f -a '(__prefsctl_complete)'"))
+        try succeed("write", "com.example.app", "com.example.app.preferences", "port", "-int", "1")
+        let candidates = try sandbox.prefsctl(["__complete", "--directory", sandbox.path, "read", "com.example.app", ""])
+        #expect(candidates.output == "com.example.app.preferences\n")
+        #expect(try sandbox.prefsctl(["__complete", "import", "com.example.app", ""]).output == ":files\n")
+        #expect(try sandbox.prefsctl(["__complete", "--directory", ""]).output == ":directories\n")
+    }
 }
