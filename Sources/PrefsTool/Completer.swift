@@ -16,8 +16,8 @@ package enum Completer {
     }
 
     /// Options every verb takes, and the value-taking ones among them.
-    static let commonOptions = ["--directory", "--etcd", "--system", "--managed", "--user", "--help", "--version"]
-    private static let commonValueOptions: Set<String> = ["--directory", "--etcd", "--user"]
+    static let commonOptions = ["--directory", "--etcd", "--system", "--managed", "--dry-run", "--help", "--version"]
+    private static let commonValueOptions: Set<String> = ["--directory", "--etcd"]
 
     /// Prints the candidates for the last of `words` (the word being typed, possibly empty), one a line.
     package static func run(_ words: [String]) {
@@ -36,6 +36,7 @@ package enum Completer {
             }
             index += 1
             if word == "--system" || word == "--managed" { forwarded.append(word) }
+            if word == "--dry-run" { continue }
             if word.hasPrefix("-") && !(verb != nil && (DomainReference.globalNames.contains(word) || word == "-")) { continue }
             if verb == nil {
                 verb = try? DefaultsVerbs.named(word)
@@ -47,7 +48,6 @@ package enum Completer {
         let candidates: [String]
         switch before.last {
         case "--directory": return say(.directories)
-        case "--user": return say(.users)
         case "--etcd": return
         case "--format": candidates = ["xml", "binary", "json", "openstep"]
         case "--as": candidates = ["system", "managed"]

@@ -60,6 +60,9 @@ package enum DefaultsHelp {
     package static let commonOptions: [VerbOption] = [
         VerbOption(name: "--directory PATH", meaning: "the preferences directory to inspect (see The directory)"),
         VerbOption(name: "--etcd URL[,URL...]", meaning: "inspect the domains kept in the etcd cluster at these client URLs instead (see Sharing Across Machines); the etcd user comes from ETCD_USER and ETCD_PASSWORD, a private CA from ETCD_CA_FILE, the most an operation may take from ETCD_TIMEOUT (seconds, 5 unless set)"),
+        VerbOption(name: "--system", meaning: "the system-wide defaults instead of the user's domains: the files in the first directory of $XDG_CONFIG_DIRS (default /etc/xdg), in RVS_PersistentPrefs/, written as mode 0644 files in 0755 directories with no lock file left beside them"),
+        VerbOption(name: "--managed", meaning: "the entries an administrator forces: the files of the managed directory ($RVS_PREFS_MANAGED_DIRECTORY, default /etc/RVS_PersistentPrefs/managed), written as --system writes; the library honours them only when root (or the reading user) owns them"),
+        VerbOption(name: "--dry-run", meaning: "for a verb that writes: print what would change (- and + lines for each storage key, or the file that would be removed) and change nothing"),
         VerbOption(name: "--help", meaning: "what the inspector, or one verb, does and takes"),
         VerbOption(name: "--version", meaning: "the version of the harness"),
     ]

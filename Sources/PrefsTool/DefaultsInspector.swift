@@ -27,9 +27,20 @@ package enum DefaultsInspector {
     /// Where the domains are: the one place that chooses, from the options, the catalog every verb uses.
     /// Another kind of domain (an option such as `--etcd URL`) is one more case here.
     package static func catalog(_ arguments: inout Arguments, directory: String?) throws(HarnessError) -> any DomainCatalog {
-        if let endpoints = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas") {
-            return try EtcdCatalog(endpoints: endpoints)
+        let dryRun = arguments.flag("--dry-run")
+        let catalog = try baseCatalog(&arguments, directory: directory)
+        return dryRun ? DryRunCatalog(catalog) : catalog
+    }
+
+    private static func baseCatalog(_ arguments: inout Arguments, directory: String?) throws(HarnessError) -> any DomainCatalog {
+        let etcd = try arguments.option(EtcdCatalog.option, needs: "client URLs separated by commas")
+        let layers = [AdministratorLayer.system, .managed].filter { arguments.flag("--" + $0.rawValue) }
+        let chosen = (etcd.map { _ in ["--etcd"] } ?? []) + layers.map { "--" + $0.rawValue } + (directory.map { _ in ["--directory"] } ?? [])
+        guard chosen.count <= 1 else {
+            throw .usage("\(chosen.joined(separator: " and ")) each choose where the domains are; give one")
         }
+        if let etcd { return try EtcdCatalog(endpoints: etcd) }
+        if let layer = layers.first { return DomainDirectory(path: layer.directory(), layer: layer) }
         guard let directory = directory ?? DefaultsLocations.preferencesDirectory() else {
             throw .failure(DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
         }

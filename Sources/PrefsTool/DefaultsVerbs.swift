@@ -199,6 +199,18 @@ package enum DefaultsVerbs {
                 try DomainEditor(inspector: inspector, format: format, force: force).edit(operands[0], key: operands.count == 2 ? operands[1] : nil)
             }),
         DefaultsVerb(
+            name: "verify",
+            forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); exit status 1 with the reason the library would ignore it")],
+            options: [VerbOption(name: "--as LAYER", meaning: "system or managed")],
+            examples: ["\(Tool.command) verify ./com.example.app.plist --as managed"],
+            takesDomain: false,
+            run: { _, arguments throws(HarnessError) in
+                let layer = try arguments.option("--as", needs: "system or managed") { AdministratorLayer(rawValue: $0) }
+                let operands = arguments.rest()
+                guard operands.count == 1, let layer else { throw .usage("verify needs FILE and --as system or --as managed") }
+                Console.say(try CandidateVerifier.verify(operands[0], as: layer))
+            }),
+        DefaultsVerb(
             name: "completion",
             forms: [VerbForm(synopsis: "completion bash|zsh|fish", meaning: "a script completing prefsctl's verbs, options, domains, storage keys and entries in that shell (the Debian package installs all three)")],
             examples: ["prefsctl completion bash > ~/.local/share/bash-completion/completions/prefsctl"],

@@ -15,16 +15,26 @@ package struct DomainDirectory: DomainCatalog {
     package let path: String
     /// The administrator's system and managed files above and below these domains.
     package let layers: AdministratorLayers
+    /// The administrator's layer this directory is (`--system`, `--managed`), whose files are written as
+    /// ``AdministratorFile`` writes them; `nil` for a user's domains.
+    package let layer: AdministratorLayer?
 
-    package init(path: String) {
+    /// The domains in `path`: a user's, or those of an administrator's `layer`.
+    package init(path: String, layer: AdministratorLayer? = nil) {
         self.path = path
+        self.layer = layer
         self.layers = AdministratorLayers(preferencesDirectory: path)
     }
 
-    package var place: String { "in \(path)" }
+    package var place: String { layer.map { "in \(path) (the \($0.rawValue) layer)" } ?? "in \(path)" }
 
     /// A named domain is written as the library writes it: an entry the administrator forces is not changed.
+    /// An administrator's file is written as the administrator's layer needs it (see AdministratorFile).
     package func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
+        if layer != nil {
+            let (directory, name) = try fileLocation(domain)
+            return AdministratorFile(directory: directory, name: name)
+        }
         let file = try fileStorage(domain)
         guard case .named(let name) = domain else { return file }
         return AdministeredDomain(file, suite: layers.suite(named: name, persistent: file, global: nil))
@@ -32,6 +42,7 @@ package struct DomainDirectory: DomainCatalog {
 
     /// The user's domains, and those only the administrator's system or managed files hold, each marked.
     package func listing() throws(HarnessError) -> [DomainListing] {
+        if let layer { return try domainNames().map { DomainListing(name: $0, marks: [layer.rawValue]) } }
         let (system, managed) = layers.markedDomains()
         return Set(try domainNames()).union(system).union(managed).sorted().map { name in
             DomainListing(name: name, marks: (system.contains(name) ? ["system"] : []) + (managed.contains(name) ? ["managed"] : []))
@@ -41,6 +52,17 @@ package struct DomainDirectory: DomainCatalog {
     /// The file storage of `domain`, whether or not its file exists.
     /// - Throws: When the name cannot be one file name (the library's own rule), before anything is touched.
     package func fileStorage(_ domain: DomainReference) throws(HarnessError) -> FileDomainStorage {
+        let (directory, name) = try fileLocation(domain)
+        do {
+            return try FileDomainStorage(directory: directory, name: name)
+        } catch {
+            throw .failure("cannot use the domain: \(error)")
+        }
+    }
+
+    /// The directory and domain name of `domain`'s file.
+    /// - Throws: When the name cannot be one file name (the library's own rule).
+    package func fileLocation(_ domain: DomainReference) throws(HarnessError) -> (directory: String, name: String) {
         let (directory, name): (String, String)
         switch domain {
         case .global: (directory, name) = (path, DefaultsLocations.globalDomainName)
@@ -48,11 +70,7 @@ package struct DomainDirectory: DomainCatalog {
         case .file(let fileDirectory, let fileName): (directory, name) = (fileDirectory, fileName)
         }
         if let problem = DomainName.problem(with: name) { throw .failure("cannot use the domain: \(problem)") }
-        do {
-            return try FileDomainStorage(directory: directory, name: name)
-        } catch {
-            throw .failure("cannot use the domain: \(error)")
-        }
+        return (directory, name)
     }
 
     /// The domains with a file in the directory, by name; the global domain and the harness's hidden
@@ -73,6 +91,18 @@ package struct DomainDirectory: DomainCatalog {
     /// Removes the file of `domain`, which must exist, readable or not, under the domain's lock, so
     /// that a running app's write is never interleaved with the removal.
     package func remove(_ domain: DomainReference, named word: String) throws(HarnessError) {
+        if layer != nil {
+            // No lock file is left in an administrator's directory: the removal locks the directory.
+            let (directory, name) = try fileLocation(domain)
+            let removed: Bool
+            do {
+                removed = try AdministratorFile(directory: directory, name: name).remove()
+            } catch {
+                throw HarnessError(error)
+            }
+            if !removed { throw doesNotExist(word) }
+            return
+        }
         let storage = try fileStorage(domain)
         guard FileManager.default.fileExists(atPath: storage.location) else { throw doesNotExist(word) }
         do {

@@ -1,0 +1,53 @@
+// `prefsctl verify FILE --as system|managed`: a candidate file judged as the library will judge it once
+// installed, before it is installed: its form (read by the library's own FileDomainStorage, which creates
+// nothing), its name, and, for a managed file, the owner and mode that make the library honour or ignore it.
+
+import Foundation
+import Glibc
+import RVS_PersistentPrefs
+
+/// The judgement of one candidate administrator's file.
+package enum CandidateVerifier {
+    /// What the file would be, or why the library would ignore it.
+    /// - Returns: One line describing the file, when the library would honour it.
+    /// - Throws: A failure (exit status 1) with the first reason the library would ignore it.
+    package static func verify(_ path: String, as layer: AdministratorLayer) throws(HarnessError) -> String {
+        let path = absolutePath(path)
+        let ignored = { (reason: String) in HarnessError.failure("\(path) would be ignored as a \(layer.rawValue) file: \(reason)") }
+        var info = stat()
+        // The library follows symbolic links (stat): a linked candidate is judged by what it resolves to.
+        guard stat(path, &info) == 0 else { throw ignored("it cannot be read: \(SystemError.current)") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ignored("it is \(fileKind(info.st_mode)), not a regular file") }
+        let file = (path as NSString).lastPathComponent
+        guard file.hasSuffix(DomainName.fileExtension), file.count > DomainName.fileExtension.count else {
+            throw ignored("the library reads only files named DOMAIN\(DomainName.fileExtension); name it after the domain it sets")
+        }
+        let name = String(file.dropLast(DomainName.fileExtension.count))
+        if let problem = DomainName.problem(with: name) { throw ignored(problem) }
+        if info.st_mode & S_IROTH == 0 {
+            throw ignored("users other than its owner cannot read it (mode \(String(info.st_mode & 0o7777, radix: 8))); make it 0644")
+        }
+        if layer == .managed {
+            // The library's rule for forced entries (AdministratorDomainStorage): owned by root or by the reading
+            // user, writable by nobody else. Only root's file is honoured by every user.
+            if info.st_uid != 0 {
+                throw ignored("it belongs to user \(info.st_uid), not root: only that user's programs would honour it; chown root:root it")
+            }
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+                throw ignored("it is writable by its group or by others (mode \(String(info.st_mode & 0o7777, radix: 8))); make it 0644")
+            }
+            let directory = layer.directory()
+            var directoryInfo = stat()
+            if stat(directory, &directoryInfo) == 0 && (directoryInfo.st_uid != 0 || directoryInfo.st_mode & (S_IWGRP | S_IWOTH) != 0) {
+                throw ignored("the managed directory \(directory) it would go in belongs to user \(directoryInfo.st_uid) with mode \(String(directoryInfo.st_mode & 0o7777, radix: 8)); it must be root's and writable by nobody else")
+            }
+        }
+        let contents: [String: PropertyListValue]
+        do {
+            contents = try FileDomainStorage(directory: (path as NSString).deletingLastPathComponent, name: name).snapshot().contents
+        } catch {
+            throw ignored(error.description)
+        }
+        return "\(path): a good \(layer.rawValue) file for the domain \(name): \(contents.count) storage \(contents.count == 1 ? "key" : "keys") (\(contents.keys.sorted().joined(separator: ", ")))"
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+/// `prefsctl --system`, `--managed`, `--dry-run` and `verify` (SPEC §13, safe for administrators).
+@Suite("prefsctl writes the administrator's layers safely")
+struct PrefsctlAdministrationTests {
+    let sandbox = HarnessSandbox()
+    static let domain = "com.example.app"
+    static let key = "com.example.app.preferences"
+
+    /// Where the sandbox's environment puts the system layer prefsctl writes, and the managed directory.
+    var systemDirectory: String { sandbox.fallback.appending("xdg") + "/RVS_PersistentPrefs" }
+    var managedDirectory: String { sandbox.fallback.appending("managed") }
+
+    /// Runs prefsctl with umask 077, so that the modes it sets are its own doing, not the umask's.
+    func prefsctl(_ arguments: [String]) throws -> HarnessRun {
+        try sandbox.run(executable: "/bin/sh", ["-c", "umask 077; exec \"$0\" \"$@\"", ChildProcess.buildDirectory + "/prefsctl"] + arguments)
+    }
+
+    @discardableResult
+    func succeed(_ arguments: String...) throws -> HarnessRun {
+        try succeed(arguments)
+    }
+
+    @discardableResult
+    func succeed(_ arguments: [String]) throws -> HarnessRun {
+        let run = try prefsctl(arguments)
+        #expect(run.status == 0, "prefsctl \(arguments.joined(separator: " ")): \(run.errors)")
+        #expect(run.errors.isEmpty)
+        return run
+    }
+
+    func mode(_ path: String) -> (mode: mode_t, owner: uid_t)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (info.st_mode & 0o7777, info.st_uid)
+    }
+
+    /// Every file and directory under `path`, with the bytes of the files.
+    func tree(_ path: String) -> [String: [UInt8]] {
+        var result: [String: [UInt8]] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: path)
+        while let name = enumerator?.nextObject() as? String {
+            result[name] = fileBytes(path + "/" + name) ?? []
+        }
+        return result
+    }
+
+    @Test("--system and --managed write where the library reads those layers: 0644 files in 0755 directories, no lock file left")
+    func layersWrittenWhereRead() throws {
+        try succeed("--system", "write", Self.domain, Self.key, "appearance", "dark")
+        // A forced entry is written with --managed, not refused as forced.
+        try succeed("--managed", "write", Self.domain, Self.key, "telemetry", "-bool", "NO")
+        try succeed("--managed", "write", Self.domain, Self.key, "telemetry", "-bool", "NO")
+        for directory in [systemDirectory, managedDirectory] {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [Self.domain + ".plist"], "\(directory)")
+            #expect(mode(directory)?.mode == 0o755)
+            #expect(mode(directory)?.owner == geteuid())
+            #expect(mode(directory + "/" + Self.domain + ".plist")?.mode == 0o644)
+            #expect(mode(directory + "/" + Self.domain + ".plist")?.owner == geteuid())
+        }
+        #expect(mode(sandbox.fallback.appending("xdg"))?.mode == 0o755)
+        // The library reads them as the system and managed layers of the domain.
+        let sources = try succeed("--directory", sandbox.path, "read", "--sources", Self.domain).output
+        #expect(sources.contains("appearance = dark;  (system: \(systemDirectory)/\(Self.domain).plist)"), "\(sources)")
+        #expect(sources.contains("telemetry = 0;  (managed: \(managedDirectory)/\(Self.domain).plist)"), "\(sources)")
+        #expect(try succeed("--managed", "domains").output == "\(Self.domain) (managed)\n")
+        try succeed("--managed", "delete", Self.domain)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: managedDirectory).isEmpty)
+    }
+
+    @Test("A rewrite of an administrator's file keeps its mode and owner")
+    func rewriteKeepsModeAndOwner() throws {
+        try succeed("--system", "write", Self.domain, Self.key, "appearance", "dark")
+        let file = systemDirectory + "/" + Self.domain + ".plist"
+        #expect(chmod(file, 0o640) == 0)
+        let owner: uid_t = geteuid() == 0 ? 1 : geteuid()
+        if geteuid() == 0 { #expect(chown(file, owner, 1) == 0) }
+        try succeed("--system", "write", Self.domain, Self.key, "appearance", "light")
+        #expect(mode(file)?.mode == 0o640)
+        #expect(mode(file)?.owner == owner)
+        #expect(try FileDomainStorage(directory: systemDirectory, name: Self.domain).snapshot().contents[Self.key] == .dictionary(["appearance": .string("light")]))
+    }
+
+    @Test("--dry-run prints what each writing verb would change and changes nothing, not even a directory or lock file",
+          arguments: [["write", domain, key, "appearance", "light"], ["write", domain, key, "-dict-add", "size", "-int", "3"],
+                      ["rename", domain, key, "com.example.app.settings"], ["delete", domain, key, "appearance"],
+                      ["delete", domain], ["import", domain, "-"]])
+    func dryRun(_ verb: [String]) throws {
+        let input = "{\"\(Self.key)\": {\"appearance\": \"blue\"}}"
+        for layer in [["--directory", sandbox.path], ["--managed"]] {
+            try succeed(layer + ["write", Self.domain, Self.key, "appearance", "dark"])
+            let before = (tree(sandbox.path), tree(sandbox.fallback.path))
+            let run = try sandbox.run(executable: "prefsctl", layer + ["--dry-run"] + verb, input: input)
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(run.output.hasPrefix("dry run: would "), "\(run.output)")
+            #expect(tree(sandbox.path) == before.0)
+            #expect(tree(sandbox.fallback.path) == before.1)
+        }
+        // The user's domain, with no entry forced any more (a forced entry's dry run is refused as the write would be).
+        try succeed("--managed", "delete", Self.domain)
+        let write = try succeed("--directory", sandbox.path, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
+        #expect(write.output == "dry run: would write \(sandbox.path)/\(Self.domain).plist:\n- \(Self.key) = {appearance = dark;};\n+ \(Self.key) = {appearance = light;};\n")
+        // Where nothing exists yet, nothing is created.
+        let fresh = sandbox.directory.appending("fresh")
+        try succeed("--directory", fresh, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        // The checks of the real write are made: a missing key is still an error.
+        #expect(try prefsctl(["--directory", sandbox.path, "--dry-run", "delete", Self.domain, "absent"]).status == 1)
+    }
+
+    /// Writes `text` to `name` in the sandbox with `mode`, and returns its path.
+    func candidate(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o644) -> String {
+        let path = sandbox.directory.appending(name)
+        writeFile(path, bytes)
+        chmod(path, mode)
+        return path
+    }
+
+    @Test("verify FILE --as system|managed accepts what the library honours and exits 1 with the reason it would ignore a file")
+    func verify() throws {
+        let good = try PropertyListValue.dictionary([Self.key: .dictionary(["telemetry": .bool(false)])]).binaryPropertyListData()
+        let goodPath = candidate(Self.domain + ".plist", Array(good))
+        for layer in ["system", "managed"] {
+            let run = try succeed("verify", goodPath, "--as", layer)
+            #expect(run.output.contains("a good \(layer) file for the domain \(Self.domain)"))
+        }
+        func rejected(_ path: String, as layer: String, _ reason: String) throws {
+            let run = try prefsctl(["verify", path, "--as", layer])
+            #expect(run.status == 1, "\(path) as \(layer)")
+            #expect(run.errorLines.count == 1)
+            #expect(run.errors.contains("would be ignored as a \(layer) file: "), "\(run.errors)")
+            #expect(run.errors.contains(reason), "\(run.errors)")
+        }
+        try rejected(candidate("com.example.garbage.plist", Array("garbage".utf8)), as: "system", "not a property list")
+        try rejected(candidate("com.example.array.plist", Array("(a, b)".utf8)), as: "managed", "com.example.array.plist")
+        try rejected(candidate("com.example.app.txt", Array(good)), as: "system", "DOMAIN.plist")
+        try rejected(candidate("com.example.shared.plist", Array(good), mode: 0o666), as: "managed", "writable by its group or by others")
+        try rejected(candidate("com.example.private.plist", Array(good), mode: 0o600), as: "system", "cannot read it")
+        if geteuid() == 0 {
+            let others = candidate("com.example.others.plist", Array(good))
+            #expect(chown(others, 1, 1) == 0)
+            try rejected(others, as: "managed", "belongs to user 1, not root")
+            try succeed("verify", others, "--as", "system")
+        }
+        #expect(try prefsctl(["verify", goodPath]).status == 2)
+        #expect(try prefsctl(["verify", goodPath, "--as", "user"]).status == 2)
+        // Nothing is created beside the candidate.
+        #expect(!FileManager.default.fileExists(atPath: goodPath + ".lock"))
+    }
+}
