@@ -67,26 +67,52 @@ package final class AdministeredDomain: DomainStorage {
 }
 
 extension DomainInspector {
-    /// `read --sources DOMAIN [KEY]`: each key, and each entry of a collection, with the layer that supplies
-    /// it and its file, as a program reading DOMAIN through the library sees it.
-    package func readSources(_ operands: [String]) throws(HarnessError) {
-        guard let directory = domains as? DomainDirectory else {
-            throw .usage("read --sources works on domain files; the administrator's layers are files on this machine")
+    /// One value as a layer supplies it: what, from which layer, in which file.
+    struct Origin {
+        let value: PropertyListValue
+        let role: SearchDomain
+        let location: String
+
+        var text: String {
+            role == .arguments || role == .registration ? "(\(role.name))" : "(\(role.name): \(location))"
         }
-        guard (1...2).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY] (see \(Tool.command) help read)") }
+
+        var json: PropertyListValue {
+            .dictionary(["value": value, "layer": .string(role.name), "file": .string(location)])
+        }
+    }
+
+    /// `read --sources DOMAIN [KEY [ENTRY]]`: each key, and each entry of a collection, with the layer that
+    /// supplies it and its file, as a program reading DOMAIN through the library sees it, and beneath it the
+    /// values of the other layers that it shadows (as `git config --show-origin --get-all`). An
+    /// administrator's file that the library ignores is reported on standard error, and the other layers
+    /// are shown without it.
+    package func readSources(_ operands: [String], json: Bool = false) throws(HarnessError) {
+        guard let directory = domains as? DomainDirectory, directory.layer == nil else {
+            throw .usage("read --sources works on a user's domain files, over the administrator's layers on this machine; leave out --etcd, --system and --managed")
+        }
+        guard (1...3).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY [ENTRY]] (see \(Tool.command) help read)") }
         let reference = try DomainReference(operands[0])
         guard case .named(let name) = reference else {
             throw .usage("read --sources needs a domain's name: the global domain and files given by path have no layers")
         }
-        let suite = directory.layers.suite(named: name, persistent: try directory.fileStorage(reference),
-                                           global: try directory.fileStorage(.global))
+        let locations = directory.layers.locations
+        let suite = DefaultsSuite(persistentDomain: try directory.fileStorage(reference), globalDomain: try directory.fileStorage(.global),
+                                  systemDomains: Self.usable(locations.systemDomains(named: name)),
+                                  managedDomains: Self.usable(locations.managedDomains(named: name)), argumentDomain: [:])
+        // Every layer's contents, in the search list's order, for the values each winner shadows.
+        var layers: [(role: SearchDomain, location: String, contents: [String: PropertyListValue])] = []
         let keys: [String]
         do {
-            keys = operands.count == 2 ? [operands[1]] : try suite.propertyListRepresentation().keys.sorted()
+            for source in suite.sources where source.role != .arguments && source.role != .registration {
+                layers.append((source.role, source.storage.location, try source.storage.snapshot().contents))
+            }
+            keys = operands.count >= 2 ? [operands[1]] : try suite.propertyListRepresentation().keys.sorted()
         } catch {
             throw HarnessError(error)
         }
         var lines: [String] = []
+        var report: [String: PropertyListValue] = [:]
         for key in keys {
             let origins: (whole: (value: PropertyListValue, role: SearchDomain, location: String)?,
                           entries: [String: (value: PropertyListValue, role: SearchDomain, location: String)])
@@ -95,21 +121,62 @@ extension DomainInspector {
             } catch {
                 throw HarnessError(error)
             }
-            if let whole = origins.whole {
-                lines.append("\(key) = \(PropertyListPrinter.inline(whole.value));  \(Self.origin(whole.role, whole.location))")
-            } else if !origins.entries.isEmpty {
-                lines.append("\(key):")
-                for (entry, origin) in origins.entries.sorted(by: { $0.key < $1.key }) {
-                    lines.append("    \(entry) = \(PropertyListPrinter.inline(origin.value));  \(Self.origin(origin.role, origin.location))")
+            let shadowed = { (winner: Origin, entry: String?) -> [Origin] in
+                layers.compactMap { layer -> Origin? in
+                    guard layer.role != winner.role || layer.location != winner.location, let value = layer.contents[key] else { return nil }
+                    guard let entry else { return Origin(value: value, role: layer.role, location: layer.location) }
+                    guard case .dictionary(let entries) = value, let inner = entries[entry] else { return nil }
+                    return Origin(value: inner, role: layer.role, location: layer.location)
                 }
-            } else if operands.count == 2 {
+            }
+            if let whole = origins.whole, operands.count < 3 {
+                let winner = Origin(value: whole.value, role: whole.role, location: whole.location)
+                let beneath = shadowed(winner, nil)
+                lines.append("\(key) = \(PropertyListPrinter.inline(winner.value));  \(winner.text)")
+                lines += beneath.map { "    shadows \(PropertyListPrinter.inline($0.value));  \($0.text)" }
+                report[key] = Self.json(winner, beneath)
+            } else if !origins.entries.isEmpty {
+                var entries = origins.entries
+                if operands.count == 3 {
+                    guard let only = entries[operands[2]] else {
+                        throw .failure("\(EntryPath.describe(name, key, [operands[2]])) does not exist in any layer; `\(Tool.command) read --sources \(name) \(key)` lists its entries")
+                    }
+                    entries = [operands[2]: only]
+                }
+                lines.append("\(key):")
+                var entryReport: [String: PropertyListValue] = [:]
+                for (entry, origin) in entries.sorted(by: { $0.key < $1.key }) {
+                    let winner = Origin(value: origin.value, role: origin.role, location: origin.location)
+                    let beneath = shadowed(winner, entry)
+                    lines.append("    \(entry) = \(PropertyListPrinter.inline(winner.value));  \(winner.text)")
+                    lines += beneath.map { "        shadows \(PropertyListPrinter.inline($0.value));  \($0.text)" }
+                    entryReport[entry] = Self.json(winner, beneath)
+                }
+                report[key] = .dictionary(["entries": .dictionary(entryReport)])
+            } else if operands.count >= 2 {
                 throw .failure("The domain/default pair of (\(name), \(key)) does not exist in any layer; `\(Tool.command) read --sources \(name)` lists its keys")
             }
         }
-        Console.say(lines.joined(separator: "\n"))
+        Console.say(json ? JSONText.encode(.dictionary(report)) : lines.joined(separator: "\n"))
     }
 
-    private static func origin(_ role: SearchDomain, _ location: String) -> String {
-        role == .arguments || role == .registration ? "(\(role.name))" : "(\(role.name): \(location))"
+    private static func json(_ winner: Origin, _ beneath: [Origin]) -> PropertyListValue {
+        guard case .dictionary(var fields) = winner.json else { return winner.json }
+        fields["shadowed"] = .array(beneath.map(\.json))
+        return .dictionary(fields)
+    }
+
+    /// The administrator's domains whose files the library would use; each one it would ignore is reported
+    /// on standard error with the library's reason, so that the other layers can still be shown.
+    private static func usable(_ storages: [any DomainStorage]) -> [any DomainStorage] {
+        storages.filter { storage in
+            do {
+                _ = try storage.snapshot()
+                return true
+            } catch {
+                Console.complain("\(Tool.command): \(error)")
+                return false
+            }
+        }
     }
 }

@@ -16,8 +16,8 @@ package enum Completer {
     }
 
     /// Options every verb takes, and the value-taking ones among them.
-    static let commonOptions = ["--directory", "--etcd", "--system", "--managed", "--dry-run", "--help", "--version"]
-    private static let commonValueOptions: Set<String> = ["--directory", "--etcd"]
+    static let commonOptions = ["--directory", "--etcd", "--system", "--managed", "--user", "--dry-run", "--help", "--version"]
+    private static let commonValueOptions: Set<String> = ["--directory", "--etcd", "--user"]
 
     /// Prints the candidates for the last of `words` (the word being typed, possibly empty), one a line.
     package static func run(_ words: [String]) {
@@ -49,6 +49,7 @@ package enum Completer {
         switch before.last {
         case "--directory": return say(.directories)
         case "--etcd": return
+        case "--user": return say(.users)
         case "--format": candidates = ["xml", "binary", "json", "openstep"]
         case "--as": candidates = ["system", "managed"]
         default:

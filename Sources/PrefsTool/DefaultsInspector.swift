@@ -20,6 +20,7 @@ package enum DefaultsInspector {
     /// `--directory` already taken out into `directory`. Both `prefsctl` and `harness defaults` come here.
     package static func run(_ arguments: Arguments, directory: String?) throws(HarnessError) {
         var arguments = arguments
+        if let user = try arguments.option("--user", needs: "a user name") { try OtherUser.become(user) }
         let domains = try catalog(&arguments, directory: directory)
         try DomainInspector(domains: domains).execute(arguments)
     }

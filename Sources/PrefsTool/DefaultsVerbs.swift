@@ -64,13 +64,13 @@ package enum DefaultsVerbs {
                 VerbForm(synopsis: "read DOMAIN KEY ENTRY...", meaning: "a value inside a stored dictionary or array: ENTRY is a key of a dictionary or an index of an array (from 0), one argument each, so that dots in names need no escaping"),
             ],
             options: [jsonOption,
-                      VerbOption(name: "--sources", meaning: "with DOMAIN [KEY]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain")],
+                      VerbOption(name: "--sources", meaning: "with DOMAIN [KEY [ENTRY]]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain, and beneath it each value it shadows in another layer; an administrator's file the library ignores is reported on standard error and the other layers are shown")],
             examples: ["\(Tool.command) read com.example.app com.example.app.preferences appearance", "\(Tool.command) read com.example.app com.example.app.preferences --json",
                        "\(Tool.command) read --sources com.example.app"],
             run: { inspector, arguments throws(HarnessError) in
                 let json = arguments.flag("--json")
                 if arguments.flag("--sources") {
-                    try inspector.readSources(arguments.rest())
+                    try inspector.readSources(arguments.rest(), json: json)
                 } else {
                     try inspector.read(arguments.rest(), json: json)
                 }

@@ -49,6 +49,7 @@ struct AdministratorLayersInspectorTests {
         #expect(run.lines.filter { !$0.isEmpty } == [
             "settings:",
             "    appearance = dark;  (managed: \(managedDirectory)/com.example.app.plist)",
+            "        shadows light;  (system: \(systemDirectory)/com.example.app.plist)",
             "    launchCount = 3;  (persistent: \(sandbox.path)/com.example.app.plist)",
             "    volume = 5;  (system: \(systemDirectory)/com.example.app.plist)",
         ])

@@ -153,4 +153,75 @@ struct PrefsctlAdministrationTests {
         // Nothing is created beside the candidate.
         #expect(!FileManager.default.fileExists(atPath: goodPath + ".lock"))
     }
+
+    @Test("read --sources DOMAIN [KEY [ENTRY]] shows each entry's layer and file and the values it shadows, also as JSON")
+    func sourcesWithShadowedValues() throws {
+        let here = ["--directory", sandbox.path]
+        try succeed(here + ["write", Self.domain, Self.key, "-dict", "appearance", "blue", "launchCount", "-int", "3"])
+        try succeed("--system", "write", Self.domain, Self.key, "-dict", "appearance", "light", "volume", "-int", "5")
+        try succeed("--managed", "write", Self.domain, Self.key, "appearance", "dark")
+        let (user, system, managed) = (sandbox.path + "/\(Self.domain).plist", systemDirectory + "/\(Self.domain).plist",
+                                       managedDirectory + "/\(Self.domain).plist")
+        let all = try succeed(here + ["read", "--sources", Self.domain]).output
+        #expect(all == """
+            \(Self.key):
+                appearance = dark;  (managed: \(managed))
+                    shadows blue;  (persistent: \(user))
+                    shadows light;  (system: \(system))
+                launchCount = 3;  (persistent: \(user))
+                volume = 5;  (system: \(system))
+
+            """)
+        let one = try succeed(here + ["read", "--sources", Self.domain, Self.key, "appearance"]).output
+        #expect(one.split(separator: "\n").count == 4)
+        #expect(one.contains("appearance = dark;") && !one.contains("volume"))
+        #expect(try prefsctl(here + ["read", "--sources", Self.domain, Self.key, "absent"]).status == 1)
+
+        let json = try succeed(here + ["read", "--sources", Self.domain, "--json"]).output
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let entries = try #require((parsed[Self.key] as? [String: Any])?["entries"] as? [String: Any])
+        let appearance = try #require(entries["appearance"] as? [String: Any])
+        #expect(appearance["value"] as? String == "dark")
+        #expect(appearance["layer"] as? String == "managed")
+        #expect(appearance["file"] as? String == managed)
+        let shadowed = try #require(appearance["shadowed"] as? [[String: Any]])
+        #expect(shadowed.map { $0["layer"] as? String } == ["persistent", "system"])
+        #expect(shadowed.map { $0["value"] as? String } == ["blue", "light"])
+
+        // A managed file the library ignores (writable by others) is reported on standard error; the rest is shown.
+        #expect(chmod(managed, 0o666) == 0)
+        let ignored = try prefsctl(here + ["read", "--sources", Self.domain])
+        #expect(ignored.status == 0)
+        #expect(ignored.errorLines.count == 1)
+        #expect(ignored.errors.contains(managed), "\(ignored.errors)")
+        #expect(ignored.output.contains("    appearance = blue;  (persistent: \(user))\n        shadows light;  (system: \(system))\n"), "\(ignored.output)")
+    }
+
+
+    @Test("--user NAME acts as that user: the files it makes are the user's, and the directory is under the user's home",
+          .enabled(if: geteuid() == 0, "needs root, as --user does"))
+    func otherUser() throws {
+        let nobody = try #require(getpwnam("nobody"))
+        let (uid, home) = (nobody.pointee.pw_uid, String(cString: nobody.pointee.pw_dir))
+        // The user can pass through the sandbox (mode 0711) to a directory of its own, and write nothing else.
+        #expect(chmod(sandbox.path, 0o711) == 0)
+        let theirs = sandbox.directory.appending("theirs")
+        #expect(mkdir(theirs, 0o700) == 0 && chown(theirs, uid, nobody.pointee.pw_gid) == 0)
+        try succeed("--user", "nobody", "--directory", theirs, "write", Self.domain, Self.key, "appearance", "dark")
+        let names = try FileManager.default.contentsOfDirectory(atPath: theirs).sorted()
+        #expect(names == [Self.domain + ".plist", Self.domain + ".plist.lock"])
+        for name in names { #expect(mode(theirs + "/" + name)?.owner == uid, "\(name)") }
+        // With that user's rights only: a directory of root's is out of reach.
+        let denied = try prefsctl(["--user", "nobody", "--directory", sandbox.path, "write", Self.domain, Self.key, "appearance", "dark"])
+        #expect(denied.status == 1)
+        #expect(denied.errors.contains("Permission denied") || denied.errors.contains("permission"), "\(denied.errors)")
+        // Without --directory, the user's default directory, not this process's $RVS_PREFS_DIRECTORY.
+        let missing = try prefsctl(["--user", "nobody", "read", Self.domain])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("\(home)/.config/RVS_PersistentPrefs"), "\(missing.errors)")
+        let unknown = try prefsctl(["--user", "no-such-user-here", "domains"])
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.contains("there is no user 'no-such-user-here'"))
+    }
+
 }
