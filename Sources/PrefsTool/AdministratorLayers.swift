@@ -96,10 +96,7 @@ extension DomainInspector {
         guard case .named(let name) = reference else {
             throw .usage("read --sources needs a domain's name: the global domain and files given by path have no layers")
         }
-        let locations = directory.layers.locations
-        let suite = DefaultsSuite(persistentDomain: try directory.fileStorage(reference), globalDomain: try directory.fileStorage(.global),
-                                  systemDomains: Self.usable(locations.systemDomains(named: name)),
-                                  managedDomains: Self.usable(locations.managedDomains(named: name)), argumentDomain: [:])
+        let suite = try layeredSuite(directory, named: name)
         // Every layer's contents, in the search list's order, for the values each winner shadows.
         var layers: [(role: SearchDomain, location: String, contents: [String: PropertyListValue])] = []
         let keys: [String]
@@ -168,13 +165,13 @@ extension DomainInspector {
 
     /// The administrator's domains whose files the library would use; each one it would ignore is reported
     /// on standard error with the library's reason, so that the other layers can still be shown.
-    private static func usable(_ storages: [any DomainStorage]) -> [any DomainStorage] {
+    static func usable(_ storages: [any DomainStorage], reporting: Bool = true) -> [any DomainStorage] {
         storages.filter { storage in
             do {
                 _ = try storage.snapshot()
                 return true
             } catch {
-                Console.complain("\(Tool.command): \(error)")
+                if reporting { Console.complain("\(Tool.command): \(error)") }
                 return false
             }
         }

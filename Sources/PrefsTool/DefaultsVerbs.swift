@@ -199,6 +199,16 @@ package enum DefaultsVerbs {
                 try DomainEditor(inspector: inspector, format: format, force: force).edit(operands[0], key: operands.count == 2 ? operands[1] : nil)
             }),
         DefaultsVerb(
+            name: "watch",
+            forms: [VerbForm(synopsis: "watch DOMAIN [KEY]", meaning: "prints every storage key of DOMAIN (or KEY) as a program reads it, KEY = VALUE; a line, then each change as it happens, from any layer (or the etcd cluster with --etcd), until interrupted; KEY removed when a key goes")],
+            options: [jsonOption],
+            notes: ["With --json, one JSON object a line: {\"key\": KEY, \"value\": VALUE} or {\"key\": KEY, \"removed\": true}."],
+            examples: ["\(Tool.command) watch com.example.app com.example.app.preferences --json"],
+            run: { inspector, arguments throws(HarnessError) in
+                let json = arguments.flag(jsonOption.name)
+                try inspector.watch(arguments.rest(), json: json)
+            }),
+        DefaultsVerb(
             name: "verify",
             forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); exit status 1 with the reason the library would ignore it")],
             options: [VerbOption(name: "--as LAYER", meaning: "system or managed")],

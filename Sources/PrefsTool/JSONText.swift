@@ -12,34 +12,37 @@ import RVS_PersistentPrefs
 package enum JSONText {
     // MARK: Writing
 
-    /// `value` as indented JSON, keys sorted, so that the output is stable and diffs well.
-    package static func encode(_ value: PropertyListValue) -> String {
+    /// `value` as indented JSON, keys sorted, so that the output is stable and diffs well; or, `compact`, on one
+    /// line (for JSON lines, one value a line, as `watch --json` prints them).
+    package static func encode(_ value: PropertyListValue, compact: Bool = false) -> String {
         var output = ""
-        write(value, indent: "", to: &output)
+        write(value, indent: compact ? nil : "", to: &output)
         return output
     }
 
-    private static func write(_ value: PropertyListValue, indent: String, to output: inout String) {
-        let inner = indent + "  "
+    /// `indent` is `nil` for compact output.
+    private static func write(_ value: PropertyListValue, indent: String?, to output: inout String) {
+        let inner = indent.map { $0 + "  " }
+        let (newline, separator) = indent == nil ? ("", ",") : ("\n", ",\n")
         switch value {
         case .dictionary(let entries):
             guard !entries.isEmpty else { output += "{}"; return }
-            output += "{\n"
+            output += "{" + newline
             for (number, (key, element)) in entries.sorted(by: { $0.key < $1.key }).enumerated() {
-                output += inner + quoted(key) + ": "
+                output += (inner ?? "") + quoted(key) + (indent == nil ? ":" : ": ")
                 write(element, indent: inner, to: &output)
-                output += number == entries.count - 1 ? "\n" : ",\n"
+                output += number == entries.count - 1 ? newline : separator
             }
-            output += indent + "}"
+            output += (indent ?? "") + "}"
         case .array(let elements):
             guard !elements.isEmpty else { output += "[]"; return }
-            output += "[\n"
+            output += "[" + newline
             for (number, element) in elements.enumerated() {
-                output += inner
+                output += inner ?? ""
                 write(element, indent: inner, to: &output)
-                output += number == elements.count - 1 ? "\n" : ",\n"
+                output += number == elements.count - 1 ? newline : separator
             }
-            output += indent + "]"
+            output += (indent ?? "") + "]"
         case .string(let string): output += quoted(string)
         case .bool(let bool): output += bool ? "true" : "false"
         case .integer(let integer): output += String(integer)

@@ -224,4 +224,35 @@ struct PrefsctlAdministrationTests {
         #expect(unknown.errors.contains("there is no user 'no-such-user-here'"))
     }
 
+
+    @Test("watch DOMAIN [KEY] prints the current values, then each change from any layer as it happens, as JSON lines too")
+    func watch() throws {
+        try succeed("--directory", sandbox.path, "write", Self.domain, "count", "-int", "1")
+        let watcher = try ChildProcess("prefsctl", ["--directory", sandbox.path, "watch", Self.domain, "--json"], environment: sandbox.environment)
+        defer {
+            watcher.kill()
+            _ = watcher.wait()
+        }
+        // The first line is the current value: printed after the watches started, so no later change is missed.
+        #expect(watcher.readLine() == #"{"key":"count","value":1}"#)
+        try succeed("--directory", sandbox.path, "write", Self.domain, "count", "-int", "2")
+        #expect(watcher.readLine() == #"{"key":"count","value":2}"#)
+        try succeed("--system", "write", Self.domain, "fromSystem", "yes")
+        #expect(watcher.readLine() == #"{"key":"fromSystem","value":"yes"}"#)
+        try succeed("--managed", "write", Self.domain, "count", "-int", "9")
+        #expect(watcher.readLine() == #"{"key":"count","value":9}"#)
+        try succeed("--system", "delete", Self.domain)
+        #expect(watcher.readLine() == #"{"key":"fromSystem","removed":true}"#)
+
+        let one = try ChildProcess("prefsctl", ["--directory", sandbox.path, "watch", Self.domain, "count"], environment: sandbox.environment)
+        defer {
+            one.kill()
+            _ = one.wait()
+        }
+        #expect(one.readLine() == "count = 9;")
+        try succeed("--directory", sandbox.path, "write", Self.domain, "other", "x")
+        try succeed("--managed", "delete", Self.domain)
+        #expect(one.readLine() == "count = 2;")
+    }
+
 }
