@@ -10,7 +10,8 @@ import PackageDescription
 // PrefsEtcd (domains in an etcd cluster) and PrefsStorageTesting (the conformance kit for backends, SPEC §10) are
 // products beside the library, over the storage layer. ARCHITECTURE.md maps the code.
 //
-// The harness and the benchmark are executables over the library; tests are split the same way, with
+// prefsctl, the administrator's tool, is an executable over the PrefsTool target (which `harness defaults`
+// also runs); the harness and the benchmark are executables over the library; tests are split the same way, with
 // a shared TestSupport target and a TestWorker child process for the multi-process tests.
 let package = Package(
     name: "RVS_PersistentPrefs",

@@ -1,4 +1,4 @@
-// The one argument parser of the harness: every subcommand takes its options and operands from it.
+// The one argument parser of prefsctl and the harness: every subcommand and verb takes its options and operands from it.
 
 /// The words of a command line, taken apart by name and by position.
 ///

@@ -1,7 +1,7 @@
-// The help of `harness defaults` for a terminal, and the same text as a manual page in roff.
+// The help of `prefsctl` (and `harness defaults`) for a terminal, and the same text as a manual page in roff.
 //
 // Both are made from DefaultsVerbs and the sections below; `Scripts/check-docs.sh` regenerates the
-// committed man/harness-defaults.1 and fails when it differs, so the two cannot drift.
+// committed man/prefsctl.1 and man/harness-defaults.1 and fails when they differ, so they cannot drift.
 
 import RVS_PersistentPrefs
 

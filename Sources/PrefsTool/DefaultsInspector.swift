@@ -1,4 +1,5 @@
-// `harness defaults`: domain files inspected and edited in the manner of the macOS `defaults` command.
+// `prefsctl` (and its alias `harness defaults`): domain files inspected and edited in the manner of the macOS
+// `defaults` command.
 //
 // This file holds the verbs; DomainDirectory reaches the domains, ValueParser reads the values typed on
 // the command line, and PropertyListPrinter prints values as `defaults` does.

@@ -27,7 +27,7 @@ struct HarnessDefaultsToolTests {
     /// The repository's root, from this file's path.
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    static let verbs = ["domains", "read", "read-type", "write", "rename", "delete", "find", "export", "import", "edit", "help"]
+    static let verbs = ["domains", "read", "keys", "read-type", "write", "rename", "delete", "find", "export", "import", "edit", "watch", "verify", "completion", "help"]
 
     // MARK: JSON
 
@@ -192,7 +192,7 @@ struct HarnessDefaultsToolTests {
     func zshCompletion() throws {
         try succeed("write", "com.example.a", "k", "v")
         #expect(try zshCandidates(["harness", "defaults", ""]).starts(with: Self.verbs))
-        #expect(try zshCandidates(["harness", "defaults", "export", "app", "-", "--f"]) == ["--format", "--help"])
+        #expect(try zshCandidates(["harness", "defaults", "export", "app", "-", "--f"]) == ["--format", "--json", "--help"])
         #expect(try zshCandidates(["harness", "defaults", "--directory", sandbox.path, "read", ""]) == ["-g", "com.example.a"])
     }
 

@@ -125,4 +125,34 @@ struct PrefsctlTests {
         #expect(try sandbox.prefsctl(["__complete", "import", "com.example.app", ""]).output == ":files\n")
         #expect(try sandbox.prefsctl(["__complete", "--directory", ""]).output == ":directories\n")
     }
+
+    /// What the zsh script offers for `words`, the last being completed; `compadd`, which runs only inside a
+    /// completion widget, is replaced by a function that prints its candidates.
+    func zshCandidates(_ words: [String]) throws -> [String] {
+        let scriptPath = sandbox.temporary.appending("_prefsctl")
+        writeFile(scriptPath, Array(try succeed("completion", "zsh").output.utf8))
+        let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+        let child = try ChildProcess("/usr/bin/zsh", ["-f", "-c", """
+            PATH="\(ChildProcess.buildDirectory):$PATH"; source '\(scriptPath)' >/dev/null 2>&1
+            compadd() { while [[ $1 == -* && $1 != -- ]]; do shift; done; [[ $1 == -- ]] && shift; print -l -- "$@" }
+            _files() { print FILES }
+            words=(\(quoted)); CURRENT=\(words.count); _prefsctl
+            """], environment: sandbox.environment)
+        child.closeInput()
+        let output = child.readAllOutput()
+        #expect(child.wait() == 0, "\(child.readErrors())")
+        return output.split(separator: "\n").map(String.init)
+    }
+
+    @Test("prefsctl's zsh completion offers verbs, storage keys and entries, and files where a file belongs",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "zsh is not installed: apt-get install zsh to run it"))
+    func zshCompletion() throws {
+        try succeed("write", "com.example.app", "com.example.app.preferences", "port", "-int", "8080")
+        let here = ["prefsctl", "--directory", sandbox.path]
+        #expect(try zshCandidates(["prefsctl", "re"]) == ["read", "read-type", "rename"])
+        #expect(try zshCandidates(here + ["read", "com.example.app", ""]) == ["com.example.app.preferences"])
+        #expect(try zshCandidates(here + ["read", "com.example.app", "com.example.app.preferences", ""]) == ["port"])
+        #expect(try zshCandidates(["prefsctl", "import", "com.example.app", ""]) == ["FILES"])
+    }
+
 }
