@@ -68,7 +68,7 @@ package enum DefaultsHelp {
         VerbOption(name: "--version", meaning: "the version of the harness"),
     ]
 
-    package static let synopsis = "\(Tool.command) [--directory PATH] VERB [ARGUMENTS...]"
+    package static let synopsis = "\(Tool.command) [--directory PATH | --system | --managed | --etcd URL[,URL...]] [--user NAME] [--dry-run] VERB [ARGUMENTS...]"
 
     /// Where the meaning of a form starts in the terminal's list.
     private static let column = 38
