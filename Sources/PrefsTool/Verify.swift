@@ -36,11 +36,7 @@ package enum CandidateVerifier {
             if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
                 throw ignored("it is writable by its group or by others (mode \(String(info.st_mode & 0o7777, radix: 8))); make it 0644")
             }
-            let directory = layer.directory()
-            var directoryInfo = stat()
-            if stat(directory, &directoryInfo) == 0 && (directoryInfo.st_uid != 0 || directoryInfo.st_mode & (S_IWGRP | S_IWOTH) != 0) {
-                throw ignored("the managed directory \(directory) it would go in belongs to user \(directoryInfo.st_uid) with mode \(String(directoryInfo.st_mode & 0o7777, radix: 8)); it must be root's and writable by nobody else")
-            }
+            if let problem = directoryProblem(layer.directory()) { throw ignored(problem) }
         }
         let contents: [String: PropertyListValue]
         do {
@@ -49,5 +45,30 @@ package enum CandidateVerifier {
             throw ignored(error.description)
         }
         return "\(path): a good \(layer.rawValue) file for the domain \(name): \(contents.count) storage \(contents.count == 1 ? "key" : "keys") (\(contents.keys.sorted().joined(separator: ", ")))"
+    }
+
+    /// Why the library would ignore a managed file in `directory`: as it judges an installed file, every
+    /// directory on the resolved path must be root's and writable by nobody else, unless sticky (the library
+    /// also accepts the reading user's own; only root's serve every user). A directory not made yet is judged
+    /// by the nearest one that exists, as prefsctl --managed would make the rest root's 0755.
+    static func directoryProblem(_ directory: String) -> String? {
+        var existing = directory
+        while !FileManager.default.fileExists(atPath: existing) && existing != "/" {
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        guard let resolved = realpath(existing, nil) else { return "\(existing) cannot be resolved: \(SystemError.current)" }
+        var path = String(cString: resolved)
+        free(resolved)
+        while true {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return "\(path) cannot be checked: \(SystemError.current)" }
+            let what = "\(path), a directory on the path to the managed directory \(directory),"
+            if info.st_uid != 0 { return "\(what) belongs to user \(info.st_uid), not root" }
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
+                return "\(what) is writable by its group or by others without the sticky bit (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+            }
+            if path == "/" { return nil }
+            path = (path as NSString).deletingLastPathComponent
+        }
     }
 }

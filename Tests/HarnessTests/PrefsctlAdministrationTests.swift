@@ -148,6 +148,13 @@ struct PrefsctlAdministrationTests {
             try rejected(others, as: "managed", "belongs to user 1, not root")
             try succeed("verify", others, "--as", "system")
         }
+        // The directory it would go in is judged too, every directory on its path: one others may write is refused.
+        let loose = sandbox.directory.appending("loose")
+        #expect(mkdir(loose, 0o700) == 0 && chmod(loose, 0o777) == 0)
+        let looseRun = try sandbox.run(executable: "prefsctl", ["verify", goodPath, "--as", "managed"],
+                                       environment: ["RVS_PREFS_MANAGED_DIRECTORY": loose + "/managed"])
+        #expect(looseRun.status == 1)
+        #expect(looseRun.errors.contains("\(loose), a directory on the path to the managed directory"), "\(looseRun.errors)")
         #expect(try prefsctl(["verify", goodPath]).status == 2)
         #expect(try prefsctl(["verify", goodPath, "--as", "user"]).status == 2)
         // Nothing is created beside the candidate.
