@@ -572,8 +572,10 @@ open class RVS_PersistentPrefs {
             var announced: Set<Int> = []
             let write = guardingTransform(of: write)
             let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
-                let allowed = allowedEntryNames
-                let constraints = EntryRegistry.registry(of: self).constraints
+                // One look-up of the class's registry for both the names and the constraints.
+                let registry = EntryRegistry.registry(of: self)
+                let allowed = registry.allowedNames(keys: keys)
+                let constraints = registry.constraints
                 try write.checkWithoutStore(allowed: allowed, constraints: constraints)
                 let collection = try collection()
                 // No writable domain (a service with no preferences directory): refused before anything is

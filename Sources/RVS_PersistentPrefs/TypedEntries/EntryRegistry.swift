@@ -33,6 +33,11 @@ struct EntryRegistry: Sendable {
 
     static let empty = EntryRegistry(names: [], nameSet: [])
 
+    /// The entry names a write may set, given the class's `keys`: those and every declared name.
+    func allowedNames(keys: [String]) -> Set<String> {
+        nameSet.isEmpty ? Set(keys) : nameSet.union(keys)
+    }
+
     private static let registries = Mutex<[ObjectIdentifier: EntryRegistry]>([:])
 
     /// The registry of `instance`'s class, made on first use.
@@ -87,8 +92,5 @@ extension RVS_PersistentPrefs {
 
     /// The entry names a write may set: ``keys`` and every `@Entry` name, so that a subclass overriding
     /// `keys` to add untyped names need not repeat its typed ones.
-    var allowedEntryNames: Set<String> {
-        let declared = EntryRegistry.registry(of: self).nameSet
-        return declared.isEmpty ? Set(keys) : declared.union(keys)
-    }
+    var allowedEntryNames: Set<String> { EntryRegistry.registry(of: self).allowedNames(keys: keys) }
 }
