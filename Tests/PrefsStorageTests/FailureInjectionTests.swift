@@ -144,3 +144,34 @@ func waitUntilNotRecent(_ path: String) throws {
     guard stat(path, &info) == 0 else { throw PrefsErrno(rawValue: errno) }
     while FileIdentity(info).isRecent { usleep(10_000) }
 }
+
+@Suite("Failed system calls reach the ownership checks of a forced file")
+struct OwnershipCheckFaultTests {
+    let directory = TemporaryDirectory()
+    let faults = FaultInjection()
+
+    /// Each call the check of a forced file makes, and the path the fault is aimed at (`nil`: the file's own).
+    static let checks: [(SystemCall, String?)] = [(.stat, nil), (.realpath, nil), (.lstat, "")]
+
+    @Test("A forced file whose ownership check fails at stat, realpath or lstat is ignored, naming the call's failure; it is honoured once the check succeeds",
+          arguments: checks)
+    func failedOwnershipCheckIgnoresTheFileUntilItSucceeds(call: SystemCall, aim: String?) throws {
+        let writer = try FileDomainStorage(directory: directory.path, name: "managed", durable: false)
+        try writer.modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["forced": .integer(1)]) }
+        let file = try FileDomainStorage(directory: directory.path, name: "managed", durable: false, system: SystemCalls(faults: faults))
+        let managed = AdministratorDomainStorage.shared(file, verifiesOwnership: true)
+        // `lstat` is aimed at the file's directory, the first directory on its resolved path; the others at the file.
+        faults.fail(call, with: .permissionDenied, pathContaining: aim == nil ? file.path : directory.path)
+        do {
+            _ = try managed.snapshot()
+            Issue.record("a forced file was honoured although its \(call) check failed")
+        } catch {
+            guard case .administratorFileIgnored(let path, let reason) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(path == file.path)
+            #expect(reason.contains(PrefsErrno.permissionDenied.description), "the reason: \(reason)")
+        }
+        #expect(faults.recordedCalls.contains { $0.call == call }, "the check did not go through SystemCalls")
+        let snapshot = try managed.snapshot()
+        #expect(snapshot.contents["settings"] == .dictionary(["forced": .integer(1)]))
+    }
+}

@@ -174,26 +174,27 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// which keeps others from renaming or deleting entries they do not own.
     private func ownershipProblem() -> String? {
         let user = getuid()
+        // Through the file's system calls, so that a test can make any of these checks fail.
+        let system = file.system
         for (path, what) in [(file.directory, "its directory"), (file.path, "the file")] {
-            var info = stat()
             // `stat` follows symbolic links: a linked directory or file is judged by what it resolves to.
-            guard stat(path, &info) == 0 else { return "\(what) cannot be checked: \(PrefsErrno(rawValue: errno))" }
+            let info: stat
+            do { info = try system.stat(path) } catch { return "\(what) cannot be checked: \(error)" }
             if let problem = Self.ownerProblem(info, user: user, what: what) { return problem }
             if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
                 return "\(what) is writable by its group or by others (mode \(String(info.st_mode & 0o7777, radix: 8)))"
             }
         }
-        guard let resolved = realpath(file.path, nil) else {
-            return "the file's resolved path cannot be found: \(PrefsErrno(rawValue: errno))"
+        let target: String
+        do { target = try system.realpath(file.path) } catch {
+            return "the file's resolved path cannot be found: \(error)"
         }
-        let target = String(cString: resolved)
-        free(resolved)
         var directory = target
         while directory != "/" {
             directory = Self.parent(of: directory)
-            var info = stat()
             let what = "\(directory), a directory on the path to \(target)"
-            guard lstat(directory, &info) == 0 else { return "\(what), cannot be checked: \(PrefsErrno(rawValue: errno))" }
+            let info: stat
+            do { info = try system.lstat(directory) } catch { return "\(what), cannot be checked: \(error)" }
             if let problem = Self.ownerProblem(info, user: user, what: what) { return problem }
             // Group or others may write only a sticky directory, whose entries they cannot rename or remove.
             if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {

@@ -2,7 +2,7 @@ import Glibc
 
 /// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
 package enum SystemCall: String, Sendable, CaseIterable {
-    case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir, fchmod, fchown
+    case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir, fchmod, fchown, realpath
 }
 
 /// A thin, typed layer over the system calls of the file-backed domain, in the manner of
@@ -124,6 +124,18 @@ struct SystemCalls: Sendable {
         faults?.adjust(&info)
         #endif
         return info
+    }
+
+    /// The absolute path `path` resolves to, every symbolic link followed.
+    func realpath(_ path: String) throws(PrefsErrno) -> String {
+        var resolved: String?
+        _ = try perform(.realpath, path) {
+            guard let pointer = Glibc.realpath(path, nil) else { return -1 }
+            resolved = String(cString: pointer)
+            free(pointer)
+            return 0
+        }
+        return resolved!
     }
 
     /// Sets the permission bits of an open file.
