@@ -88,7 +88,7 @@ extension DomainInspector {
     /// administrator's file that the library ignores is reported on standard error, and the other layers
     /// are shown without it.
     package func readSources(_ operands: [String], json: Bool = false) throws(HarnessError) {
-        guard let directory = domains as? DomainDirectory, directory.layer == nil else {
+        guard let directory = userDirectory else {
             throw .usage("read --sources works on a user's domain files, over the administrator's layers on this machine; leave out --etcd, --system and --managed")
         }
         guard (1...3).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY [ENTRY]] (see \(Tool.command) help read)") }
@@ -99,15 +99,18 @@ extension DomainInspector {
         let suite = try layeredSuite(directory, named: name)
         // Every layer's contents, in the search list's order, for the values each winner shadows.
         var layers: [(role: SearchDomain, location: String, contents: [String: PropertyListValue])] = []
-        let keys: [String]
+        let own: [String: PropertyListValue]?
         do {
             for source in suite.sources where source.role != .arguments && source.role != .registration {
                 layers.append((source.role, source.storage.location, try source.storage.snapshot().contents))
             }
-            keys = operands.count >= 2 ? [operands[1]] : try suite.propertyListRepresentation().keys.sorted()
+            // The keys `read DOMAIN` shows: those of the domain's own layers.
+            own = try Self.effectiveContents(of: suite, named: name)
         } catch {
             throw HarnessError(error)
         }
+        guard let own else { throw domains.doesNotExist(operands[0]) }
+        let keys = operands.count >= 2 ? [operands[1]] : own.keys.sorted()
         var lines: [String] = []
         var report: [String: PropertyListValue] = [:]
         for key in keys {
@@ -150,6 +153,18 @@ extension DomainInspector {
                     entryReport[entry] = Self.json(winner, beneath)
                 }
                 report[key] = .dictionary(["entries": .dictionary(entryReport)])
+            } else if let found = try? suite.lookup(key),
+                      let supplier = layers.first(where: { $0.role == found.domain && $0.contents[key] != nil }), operands.count < 3 {
+                // A value no entry-by-entry origin accounts for: a system default that is not a dictionary, which
+                // a read of the key returns whole, and a program reading the key as a collection ignores.
+                let winner = Origin(value: found.value, role: found.domain, location: supplier.location)
+                let beneath = shadowed(winner, nil)
+                lines.append("\(key) = \(PropertyListPrinter.inline(winner.value));  \(winner.text)")
+                lines += beneath.map { "    shadows \(PropertyListPrinter.inline($0.value));  \($0.text)" }
+                report[key] = Self.json(winner, beneath)
+                if found.value.dictionaryValue == nil && found.domain != .persistent {
+                    Warnings.report("\(supplier.location): the value under '\(key)' is \(PropertyListPrinter.typeName(found.value, article: true)), not a dictionary: a program reading '\(key)' as a collection ignores it (an RVS_PersistentPrefs instance), and one reading the key with the UserDefaults API gets it as shown")
+                }
             } else if operands.count >= 2 {
                 throw .failure("The domain/default pair of (\(name), \(key)) does not exist in any layer; `\(Tool.command) read --sources \(name)` lists its keys")
             }
@@ -171,7 +186,7 @@ extension DomainInspector {
                 _ = try storage.snapshot()
                 return true
             } catch {
-                if reporting { Console.complain("\(Tool.command): \(error)") }
+                if reporting { Warnings.report("\(error)") }
                 return false
             }
         }

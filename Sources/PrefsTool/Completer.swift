@@ -120,7 +120,7 @@ extension DomainInspector {
     /// dictionary's entries, or an array's indices.
     package func names(_ operands: [String]) throws(HarnessError) -> [String] {
         guard let domain = operands.first else { return try domains.listing().map(\.name) }
-        let value: PropertyListValue = operands.count == 1 ? .dictionary(try domains.contents(of: domain)) : try self.value(operands)
+        let value: PropertyListValue = operands.count == 1 ? .dictionary(try effectiveContents(of: domain, reporting: false)) : try self.value(operands)
         switch value {
         case .dictionary(let entries): return entries.keys.sorted()
         case .array(let elements): return elements.indices.map(String.init)

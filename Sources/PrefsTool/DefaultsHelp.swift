@@ -16,13 +16,17 @@ package enum DefaultsHelp {
             "Per-host domains (-currentHost, -host) and application bundles (-app) do not exist on Linux: name the domain itself.",
         ]),
         ("The directory", [
-            "The directory is --directory PATH; otherwise the one the library uses, the first of: $RVS_PREFS_DIRECTORY; $XDG_CONFIG_HOME/RVS_PersistentPrefs; $HOME/.config/RVS_PersistentPrefs when HOME is set, not empty and not /; the first path of $STATE_DIRECTORY; .config/RVS_PersistentPrefs under the home the user database gives the user. With none of these, give --directory. Group suites live in their group container: point --directory there to inspect them.",
+            "The directory is --directory PATH; otherwise the one the library uses, the first of: $RVS_PREFS_DIRECTORY; $XDG_CONFIG_HOME/RVS_PersistentPrefs; $HOME/.config/RVS_PersistentPrefs when HOME is set, not empty and not /; the first path of $STATE_DIRECTORY; .config/RVS_PersistentPrefs under the home the user database gives the user. With none of these, give --directory. Group suites live in their group container: when $RVS_PREFS_GROUP_CONTAINER names another directory, its suites are domains too (a name with a file in both places is the directory's).",
+        ]),
+        ("Layers", [
+            "A program reads a domain through layers: the entries an administrator forces (the managed directory), the user's file (or group suite), the user's global domain, and the system defaults (each directory of $CONFIGURATION_DIRECTORY and $XDG_CONFIG_DIRS), forced entries winning and system defaults filling in, entry by entry. read, keys, read-type, find, export and watch show a domain that way, through the library's own search list: the keys of the domain's own files (user, system, managed) with the values a program reads. read --sources shows which layer and file supply each entry, and what each one shadows. write, delete, rename, import and edit change the user's file only; --system and --managed change those layers' files; with --system, --managed, --etcd, -g or a file's path, every verb sees that file alone.",
+            "An administrator's file the library ignores (not a property list, not a dictionary, or a managed file that root does not own or others may write) is left out, as the library leaves it out, and reported once on standard error as a warning; the exit status is still 0.",
         ]),
         ("Values", [
             "OpenStep text has no numbers or Booleans: '{count = 5;}' stores the string \"5\". Use -int, -bool, -dict and the other types for typed values. Booleans read back as 1 and 0, as in `defaults`; read-type tells them apart.",
         ]),
         ("JSON", [
-            "read --json and export --format json print JSON, and import takes it. JSON has no dates and no bytes: a date is written as an ISO 8601 string (2024-05-01T12:30:00Z) and data as a base64 string, and both import as strings, since a JSON import cannot tell a date from a string. Integers and reals keep their kinds; null is refused.",
+            "Every verb whose output is data takes --json (domains, read, read --sources, keys, read-type, find, export, watch); export --format json is the same as export --json, and import takes JSON. JSON has no dates and no bytes: a date is written as an ISO 8601 string (2024-05-01T12:30:00Z) and data as a base64 string, and both import as strings, since a JSON import cannot tell a date from a string. Integers and reals keep their kinds; null is refused.",
         ]),
     ]
 
@@ -35,6 +39,7 @@ package enum DefaultsHelp {
                 ("XDG_CONFIG_HOME, HOME", "otherwise $XDG_CONFIG_HOME/RVS_PersistentPrefs, else ~/.config/RVS_PersistentPrefs"),
                 ("XDG_CONFIG_DIRS", "the directories of system defaults, each with RVS_PersistentPrefs/ inside (default /etc/xdg); \(Tool.command) --system writes in the first"),
                 ("CONFIGURATION_DIRECTORY", "set by systemd's ConfigurationDirectory=: read for system defaults before $XDG_CONFIG_DIRS"),
+                ("RVS_PREFS_GROUP_CONTAINER", "the group container, whose group suites are listed and read as domains"),
                 ("RVS_PREFS_MANAGED_DIRECTORY", "the directory of forced entries (default /etc/RVS_PersistentPrefs/managed); \(Tool.command) --managed writes there"),
                 ("ETCD_USER, ETCD_PASSWORD, ETCD_CA_FILE, ETCD_TIMEOUT", "the etcd user, a private CA, and the most an operation may take, for --etcd"),
                 ("VISUAL, EDITOR", "the editor of edit (else vi)"),
@@ -46,7 +51,7 @@ package enum DefaultsHelp {
                 ("DOMAIN.plist.lock", "the lock file beside a domain that writers hold; none is left in the system or managed directories"),
             ]),
             ("Exit status", [
-                ("0", "success"),
+                ("0", "success, also when an administrator's file the library ignores was reported on standard error as a warning"),
                 ("1", "a failure: a domain, key or entry that does not exist, a value refused, a file that cannot be read or written, find matching nothing, verify rejecting a file"),
                 ("2", "bad usage: an unknown verb or option, a missing or extra argument"),
             ]),

@@ -46,7 +46,7 @@ package enum DefaultsInspector {
         guard let directory = directory ?? DefaultsLocations.preferencesDirectory() else {
             throw .failure(DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
         }
-        return DomainDirectory(path: directory)
+        return DomainDirectory(path: directory, groupContainer: DomainDirectory.groupContainer())
     }
 
     /// Runs one inspector command on the domains in `directory` (the demos call this directly).
@@ -121,7 +121,7 @@ package struct DomainInspector {
         case 0:
             value = .dictionary(try everything())
         case 1:
-            value = .dictionary(try domains.contents(of: operands[0]))
+            value = .dictionary(try effectiveContents(of: operands[0]))
         default:
             value = try self.value(operands)
         }
@@ -135,7 +135,7 @@ package struct DomainInspector {
     /// The value that `DOMAIN KEY ENTRY...` names.
     package func value(_ operands: [String]) throws(HarnessError) -> PropertyListValue {
         let (domain, key, entries) = (operands[0], operands[1], Array(operands.dropFirst(2)))
-        return try EntryPath.value(at: entries, in: domains.value(key, in: domain)) { EntryPath.describe(domain, key, entries) }
+        return try EntryPath.value(at: entries, in: effectiveValue(key, in: domain)) { EntryPath.describe(domain, key, entries) }
     }
 
     /// Every domain as one dictionary keyed by domain name, as `defaults read` prints it.
@@ -176,13 +176,15 @@ package struct DomainInspector {
         }
     }
 
-    /// Calls `body` with the contents of every domain. An unreadable file does not hide the others: it
-    /// is reported on its own line after them, and the exit status is 1.
+    /// Calls `body` with the contents of every domain, as a program reads it (see EffectiveDomains.swift). An
+    /// unreadable file does not hide the others: it is reported on its own line after them, and the exit status is 1.
     private func forEachDomain(_ body: (String, [String: PropertyListValue]) -> Void) throws(HarnessError) {
         var unreadable: [String] = []
         for name in try domains.everyDomain() {
             do {
-                body(name, try domains.contents(of: domains.storage(name)))
+                // A domain listed only for an administrator's file that the library ignores has no contents.
+                guard let contents = try effectiveContentsIfAny(of: name) else { continue }
+                body(name, contents)
             } catch {
                 unreadable.append(error.message)
             }
@@ -259,7 +261,7 @@ package struct DomainInspector {
     // MARK: Export and import
 
     package func export(_ domain: String, to path: String, as format: TransferFormat) throws(HarnessError) {
-        let bytes = try Self.encoded(.dictionary(domains.contents(of: domain)), as: format, describing: domain)
+        let bytes = try Self.encoded(.dictionary(effectiveContents(of: domain)), as: format, describing: domain)
         if path == "-" {
             // A failed write is reported when the harness exits (see Console.outputFailure).
             Console.write(bytes)

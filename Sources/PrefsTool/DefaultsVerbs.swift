@@ -45,7 +45,7 @@ package enum DefaultsVerbs {
     package static let all: [DefaultsVerb] = [
         DefaultsVerb(
             name: "domains",
-            forms: [VerbForm(synopsis: "domains", meaning: "the names of the domains in the directory, the global domain left out")],
+            forms: [VerbForm(synopsis: "domains", meaning: "the names of the domains in the directory, the global domain left out, and of those only an administrator's layer or the group container holds, marked (group, system, managed)")],
             options: [VerbOption(name: "--lines", meaning: "one name a line, for scripts and shell completion"), jsonOption],
             examples: ["\(Tool.command) domains"],
             takesDomain: false,
@@ -58,9 +58,9 @@ package enum DefaultsVerbs {
         DefaultsVerb(
             name: "read",
             forms: [
-                VerbForm(synopsis: "read", meaning: "every domain, with all its keys"),
-                VerbForm(synopsis: "read DOMAIN", meaning: "every key of DOMAIN"),
-                VerbForm(synopsis: "read DOMAIN KEY", meaning: "one value"),
+                VerbForm(synopsis: "read", meaning: "every domain, with all its keys, as programs read them"),
+                VerbForm(synopsis: "read DOMAIN", meaning: "every key of DOMAIN as a program reads it: the user's file with the entries an administrator forces over it and the system defaults beneath, entry by entry (see Layers)"),
+                VerbForm(synopsis: "read DOMAIN KEY", meaning: "one value, as a program reads it"),
                 VerbForm(synopsis: "read DOMAIN KEY ENTRY...", meaning: "a value inside a stored dictionary or array: ENTRY is a key of a dictionary or an index of an array (from 0), one argument each, so that dots in names need no escaping"),
             ],
             options: [jsonOption,
@@ -142,7 +142,7 @@ package enum DefaultsVerbs {
             run: { inspector, arguments throws(HarnessError) in try inspector.delete(arguments.rest()) }),
         DefaultsVerb(
             name: "find",
-            forms: [VerbForm(synopsis: "find WORD", meaning: "every key, in every domain, whose name or value contains WORD, ignoring case; exit status 1 when nothing matches, as grep")],
+            forms: [VerbForm(synopsis: "find WORD", meaning: "every key, in every domain and every layer (system, managed, group suites), whose name or value contains WORD, ignoring case, with the value a program reads; exit status 1 when nothing matches, as grep")],
             options: [jsonOption],
             examples: ["\(Tool.command) find appearance"],
             takesDomain: false,
@@ -154,7 +154,7 @@ package enum DefaultsVerbs {
             }),
         DefaultsVerb(
             name: "export",
-            forms: [VerbForm(synopsis: "export DOMAIN PATH|-", meaning: "writes DOMAIN to PATH (a new file, mode 0600, or a regular file, keeping its mode) or to standard output")],
+            forms: [VerbForm(synopsis: "export DOMAIN PATH|-", meaning: "writes DOMAIN as a program reads it (what read DOMAIN shows: forced entries and system defaults included, see Layers) to PATH (a new file, mode 0600, or a regular file, keeping its mode) or to standard output; to export only what the user's own file holds (a backup to import again), give the file's absolute path as DOMAIN")],
             options: [VerbOption(name: "--format FORMAT", meaning: "xml (the default), binary (the bytes of a domain file) or json"),
                       VerbOption(name: "--json", meaning: "the same as --format json")],
             examples: ["\(Tool.command) export com.example.app - --json | jq .", "\(Tool.command) export com.example.app backup.plist --format binary"],

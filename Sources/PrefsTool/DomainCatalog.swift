@@ -128,9 +128,10 @@ extension DomainCatalog {
         return value
     }
 
-    /// Every domain, the global one first when it exists: what `read` and `find` go through.
+    /// Every domain, the global one first when it exists: what `read` and `find` go through; those that
+    /// `domains` lists, so those only an administrator's layer or a group container holds as well.
     package func everyDomain() throws(HarnessError) -> [String] {
-        (hasGlobalDomain ? [DomainReference.globalDisplayName] : []) + (try domainNames())
+        (hasGlobalDomain ? [DomainReference.globalDisplayName] : []) + (try listing().map(\.name))
     }
 
     /// One locked read-modify-write of `storage`. `transform` may throw a ``HarnessError`` to write nothing.

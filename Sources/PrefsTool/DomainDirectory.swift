@@ -18,12 +18,17 @@ package struct DomainDirectory: DomainCatalog {
     /// The administrator's layer this directory is (`--system`, `--managed`), whose files are written as
     /// ``AdministratorFile`` writes them; `nil` for a user's domains.
     package let layer: AdministratorLayer?
+    /// The group container ($RVS_PREFS_GROUP_CONTAINER) when it is another directory than `path`: its group
+    /// suites are domains too, found there when `path` has no file of that name (see GroupSuites.swift).
+    package let groupContainer: String?
 
-    /// The domains in `path`: a user's, or those of an administrator's `layer`.
-    package init(path: String, layer: AdministratorLayer? = nil) {
+    /// The domains in `path`: a user's, or those of an administrator's `layer`; with `groupContainer`, the
+    /// group suites there as well.
+    package init(path: String, layer: AdministratorLayer? = nil, groupContainer: String? = nil) {
         self.path = path
         self.layer = layer
         self.layers = AdministratorLayers(preferencesDirectory: path)
+        self.groupContainer = layer == nil ? groupContainer.flatMap { $0 == path ? nil : $0 } : nil
     }
 
     package var place: String { layer.map { "in \(path) (the \($0.rawValue) layer)" } ?? "in \(path)" }
@@ -44,8 +49,10 @@ package struct DomainDirectory: DomainCatalog {
     package func listing() throws(HarnessError) -> [DomainListing] {
         if let layer { return try domainNames().map { DomainListing(name: $0, marks: [layer.rawValue]) } }
         let (system, managed) = layers.markedDomains()
-        return Set(try domainNames()).union(system).union(managed).sorted().map { name in
-            DomainListing(name: name, marks: (system.contains(name) ? ["system"] : []) + (managed.contains(name) ? ["managed"] : []))
+        let group = Set(groupSuiteNames())
+        return Set(try domainNames()).union(system).union(managed).union(group).sorted().map { name in
+            DomainListing(name: name, marks: (group.contains(name) ? ["group"] : []) + (system.contains(name) ? ["system"] : [])
+                                            + (managed.contains(name) ? ["managed"] : []))
         }
     }
 
@@ -66,7 +73,7 @@ package struct DomainDirectory: DomainCatalog {
         let (directory, name): (String, String)
         switch domain {
         case .global: (directory, name) = (path, DefaultsLocations.globalDomainName)
-        case .named(let named): (directory, name) = (path, named)
+        case .named(let named): (directory, name) = (self.directory(ofNamed: named), named)
         case .file(let fileDirectory, let fileName): (directory, name) = (fileDirectory, fileName)
         }
         if let problem = DomainName.problem(with: name) { throw .failure("cannot use the domain: \(problem)") }
@@ -76,6 +83,11 @@ package struct DomainDirectory: DomainCatalog {
     /// The domains with a file in the directory, by name; the global domain and the harness's hidden
     /// temporary files start with a dot and are left out, as `defaults domains` leaves out the global one.
     package func domainNames() throws(HarnessError) -> [String] {
+        Self.domainFiles(in: path)
+    }
+
+    /// The names of the domain files (regular files, not hidden) in `path`, sorted.
+    static func domainFiles(in path: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.filter { name in
             guard name.hasSuffix(DomainName.fileExtension), !name.hasPrefix(".") else { return false }

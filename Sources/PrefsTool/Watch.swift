@@ -29,7 +29,7 @@ extension DomainInspector {
         if let directory = domains as? DomainDirectory, directory.layer == nil, case .named = try DomainReference(name) {
             let suite = try layeredSuite(directory, named: name)
             storages = suite.sources.map(\.storage)
-            read = { () throws(PrefsError) in try suite.propertyListRepresentation() }
+            read = { () throws(PrefsError) in try Self.effectiveContents(of: suite, named: name) ?? [:] }
         } else {
             let storage = try domains.storage(name)
             storages = [storage]
