@@ -88,13 +88,10 @@ extension DomainInspector {
     /// administrator's file that the library ignores is reported on standard error, and the other layers
     /// are shown without it.
     package func readSources(_ operands: [String], json: Bool = false) throws(HarnessError) {
-        guard let directory = userDirectory else {
-            throw .usage("read --sources works on a user's domain files, over the administrator's layers on this machine; leave out --etcd, --system and --managed")
-        }
         guard (1...3).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY [ENTRY]] (see \(Tool.command) help read)") }
-        let reference = try DomainReference(operands[0])
-        guard case .named(let name) = reference else {
-            throw .usage("read --sources needs a domain's name: the global domain and files given by path have no layers")
+        // The domains of --system, --managed and --etcd, the global domain and a file given by its path have one layer.
+        guard let directory = userDirectory, case .named(let name) = try DomainReference(operands[0]) else {
+            return try readSourcesOfOneLayer(operands, json: json)
         }
         let suite = try layeredSuite(directory, named: name)
         // Every layer's contents, in the search list's order, for the values each winner shadows.

@@ -64,7 +64,7 @@ package enum DefaultsVerbs {
                 VerbForm(synopsis: "read DOMAIN KEY ENTRY...", meaning: "a value inside a stored dictionary or array: ENTRY is a key of a dictionary or an index of an array (from 0), one argument each, so that dots in names need no escaping"),
             ],
             options: [jsonOption,
-                      VerbOption(name: "--sources", meaning: "with DOMAIN [KEY [ENTRY]]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain, and beneath it each value it shadows in another layer; an administrator's file the library ignores is reported on standard error and the other layers are shown")],
+                      VerbOption(name: "--sources", meaning: "with DOMAIN [KEY [ENTRY]]: each key, and each entry of a collection, with the layer that supplies it (managed, persistent, global, system) and its file, as a program reads the domain, and beneath it each value it shadows in another layer; an administrator's file the library ignores is reported on standard error and the other layers are shown; with --system, --managed, --etcd, -g or a file's path, the one layer (system, managed, etcd, global, file) and where it is")],
             examples: ["\(Tool.command) read com.example.app com.example.app.preferences appearance", "\(Tool.command) read com.example.app com.example.app.preferences --json",
                        "\(Tool.command) read --sources com.example.app"],
             run: { inspector, arguments throws(HarnessError) in

@@ -105,3 +105,54 @@ enum Warnings {
         Console.complain("\(Tool.command): warning: \(message)")
     }
 }
+
+extension DomainInspector {
+    /// `read --sources` where the domain has one layer only: a domain of `--system`, `--managed` or `--etcd`, the
+    /// global domain (`-g`), or a file given by its path. Each key (and each entry of a collection) is shown with
+    /// that layer and its location, in the form and JSON of the layered `read --sources`, shadowing nothing.
+    func readSourcesOfOneLayer(_ operands: [String], json: Bool) throws(HarnessError) {
+        guard (1...3).contains(operands.count) else { throw .usage("read --sources needs DOMAIN [KEY [ENTRY]] (see \(Tool.command) help read)") }
+        let reference = try DomainReference(operands[0])
+        let storage = try domains.existingStorage(operands[0])
+        let contents = try domains.contents(of: storage)
+        let layer: String
+        switch reference {
+        case .global: layer = "global"
+        case .file: layer = "file"
+        case .named: layer = (((domains as? DryRunCatalog)?.base ?? domains) as? DomainDirectory)?.layer?.rawValue ?? "etcd"
+        }
+        let origin = { (value: PropertyListValue) -> (text: String, json: PropertyListValue) in
+            ("(\(layer): \(storage.location))",
+             .dictionary(["value": value, "layer": .string(layer), "file": .string(storage.location), "shadowed": .array([])]))
+        }
+        var lines: [String] = []
+        var report: [String: PropertyListValue] = [:]
+        for key in operands.count >= 2 ? [operands[1]] : contents.keys.sorted() {
+            guard let value = contents[key] else {
+                throw .failure("The domain/default pair of (\(operands[0]), \(key)) does not exist; `\(Tool.command) read --sources \(operands[0])` lists its keys")
+            }
+            guard case .dictionary(var entries) = value, operands.count == 3 || !entries.isEmpty else {
+                if operands.count == 3 {
+                    throw .failure("\(EntryPath.describe(operands[0], key, [operands[2]])) does not exist: \(key) holds \(PropertyListPrinter.typeName(value, article: true)), not a dictionary")
+                }
+                lines.append("\(key) = \(PropertyListPrinter.inline(value));  \(origin(value).text)")
+                report[key] = origin(value).json
+                continue
+            }
+            if operands.count == 3 {
+                guard let only = entries[operands[2]] else {
+                    throw .failure("\(EntryPath.describe(operands[0], key, [operands[2]])) does not exist; `\(Tool.command) read --sources \(operands[0]) \(key)` lists its entries")
+                }
+                entries = [operands[2]: only]
+            }
+            lines.append("\(key):")
+            lines += entries.sorted { $0.key < $1.key }.map { "    \($0.key) = \(PropertyListPrinter.inline($0.value));  \(origin($0.value).text)" }
+            report[key] = .dictionary(["entries": .dictionary(entries.mapValues { origin($0).json })])
+        }
+        if json {
+            Console.say(JSONText.encode(.dictionary(report)))
+        } else if !lines.isEmpty {
+            Console.say(lines.joined(separator: "\n"))
+        }
+    }
+}

@@ -186,6 +186,26 @@ struct PrefsctlLayersTests {
         #expect(try succeed(here + ["read", "--sources", Self.domain, "AppleLanguages"]).output.contains("(global: "))
     }
 
+    @Test("read --sources of a --system or --managed domain, the global domain or a file shows its one layer and file instead of refusing")
+    func sourcesOfOneLayer() throws {
+        try threeLayers()
+        try succeed(here + ["write", "-g", "AppleLanguages", "-array", "en"])
+        #expect(try succeed(["--system", "read", "--sources", Self.domain]).output == """
+            \(Self.key):
+                appearance = light;  (system: \(systemFile))
+                volume = 5;  (system: \(systemFile))
+
+            """)
+        #expect(try succeed(["--managed", "read", "--sources", Self.domain, Self.key, "appearance"]).output
+                == "\(Self.key):\n    appearance = dark;  (managed: \(managedFile))\n")
+        #expect(try succeed(here + ["read", "--sources", "-g"]).output == "AppleLanguages = (en);  (global: \(sandbox.path)/.GlobalPreferences.plist)\n")
+        let file = try #require(try json(succeed(here + ["read", "--sources", userFile, "--json"]).output) as? [String: [String: Any]])
+        let launchCount = try #require((file[Self.key]?["entries"] as? [String: Any])?["launchCount"] as? [String: Any])
+        #expect(launchCount["layer"] as? String == "file")
+        #expect(launchCount["file"] as? String == userFile)
+        #expect(launchCount["value"] as? Int == 3)
+    }
+
     @Test("watch reports a change to a group suite and a system default of it, not the global domain's keys")
     func watchGroupSuite() throws {
         let container = sandbox.directory.appending("group")
