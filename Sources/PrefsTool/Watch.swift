@@ -11,13 +11,17 @@ import Synchronization
 
 extension DomainInspector {
     /// The suite a program reading `name` sees: the user's file over the administrator's layers, those the
-    /// library ignores left out (and reported on standard error when `reporting`).
-    func layeredSuite(_ directory: DomainDirectory, named name: String, reporting: Bool = true) throws(HarnessError) -> DefaultsSuite {
+    /// library ignores left out (and reported on standard error when `reporting`), unless `keepingIgnored`: then
+    /// every administrator's file is in the search list, whose reads skip (as a program's do) those that cannot be
+    /// used now, so that one fixed later is read from then on.
+    func layeredSuite(_ directory: DomainDirectory, named name: String, reporting: Bool = true,
+                      keepingIgnored: Bool = false) throws(HarnessError) -> DefaultsSuite {
         let locations = directory.layers.locations
         let reference = DomainReference.named(name)
+        let (system, managed) = (locations.systemDomains(named: name), locations.managedDomains(named: name))
         return DefaultsSuite(persistentDomain: try directory.fileStorage(reference), globalDomain: try directory.fileStorage(.global),
-                             systemDomains: Self.usable(locations.systemDomains(named: name), reporting: reporting),
-                             managedDomains: Self.usable(locations.managedDomains(named: name), reporting: reporting), argumentDomain: [:])
+                             systemDomains: keepingIgnored ? system : Self.usable(system, reporting: reporting),
+                             managedDomains: keepingIgnored ? managed : Self.usable(managed, reporting: reporting), argumentDomain: [:])
     }
 
     /// Prints the current value of every key of `DOMAIN` (or of KEY), then each change as it happens; never returns.
@@ -26,10 +30,16 @@ extension DomainInspector {
         let (name, key) = (operands[0], operands.count == 2 ? operands[1] : nil)
         let storages: [any DomainStorage]
         let read: () throws(PrefsError) -> [String: PropertyListValue]
-        if let directory = domains as? DomainDirectory, directory.layer == nil, case .named = try DomainReference(name) {
-            let suite = try layeredSuite(directory, named: name)
+        if let directory = userDirectory, case .named = try DomainReference(name) {
+            // Every administrator's file is watched, those ignored now included: one fixed later (or made later)
+            // is heard, and read from then on; each one ignored is reported when a read finds it so.
+            let suite = try layeredSuite(directory, named: name, keepingIgnored: true)
             storages = suite.sources.map(\.storage)
-            read = { () throws(PrefsError) in try Self.effectiveContents(of: suite, named: name) ?? [:] }
+            let administrators = suite.sources.filter { $0.role == .system || $0.role == .managed }.map(\.storage)
+            read = { () throws(PrefsError) in
+                _ = Self.usable(administrators)
+                return try Self.effectiveContents(of: suite, named: name) ?? [:]
+            }
         } else {
             let storage = try domains.storage(name)
             storages = [storage]

@@ -206,6 +206,27 @@ struct PrefsctlLayersTests {
         #expect(launchCount["value"] as? Int == 3)
     }
 
+    @Test("watch hears a managed file that was ignored when it started as soon as it is fixed, and reads it from then on")
+    func watchHearsFixedManagedFile() throws {
+        try threeLayers()
+        #expect(chmod(managedFile, 0o666) == 0)
+        let watcher = try ChildProcess("prefsctl", here + ["watch", Self.domain, "--json"], environment: sandbox.environment)
+        defer {
+            watcher.kill()
+            _ = watcher.wait()
+        }
+        #expect(watcher.readLine() == #"{"key":"\#(Self.key)","value":{"appearance":"blue","launchCount":3,"volume":5}}"#)
+        #expect(chmod(managedFile, 0o644) == 0)
+        // A change of the user's own afterwards, printed in any case: a watch that missed the fix fails here, not hangs.
+        try succeed(here + ["write", Self.domain, "other", "x"])
+        var lines: [String] = []
+        while let line = watcher.readLine() {
+            lines.append(line)
+            if line.contains(#""key":"other""#) { break }
+        }
+        #expect(lines == [#"{"key":"\#(Self.key)","value":{"appearance":"dark","launchCount":3,"volume":5}}"#, #"{"key":"other","value":"x"}"#])
+    }
+
     @Test("watch reports a change to a group suite and a system default of it, not the global domain's keys")
     func watchGroupSuite() throws {
         let container = sandbox.directory.appending("group")
