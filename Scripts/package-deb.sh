@@ -15,8 +15,20 @@
 # found with ldd and dpkg -S. Install with `apt-get install ./prefsctl_*.deb`; `apt-get remove prefsctl` removes
 # every file (the package has no maintainer scripts and creates nothing at run time). Compressed with gzip: xz takes
 # minutes over the 60 MB binary on a small machine.
+#
+# Maintainer: the project, "RVS_PersistentPrefs for Linux maintainers", at the address its commits are made under
+# (the author address of the commit being packaged), unless DEBFULLNAME and DEBEMAIL (Debian's own variables, as dch
+# reads them) name whoever distributes the package. No address is made up: outside a git checkout and without
+# DEBEMAIL, the script stops and asks for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+maintainer_name=${DEBFULLNAME:-RVS_PersistentPrefs for Linux maintainers}
+maintainer_email=${DEBEMAIL:-$(git log -1 --format=%ae 2>/dev/null || true)}
+if [[ ! $maintainer_email =~ ^[^[:space:]\<\>@]+@[^[:space:]\<\>@]+$ ]]; then
+    echo "package-deb: no maintainer address: set DEBEMAIL (and DEBFULLNAME) to whoever distributes the package" >&2
+    exit 1
+fi
 output=$(cd "${1:-.}" && pwd)
 
 for tool in dpkg-deb dpkg ldd gzip strip; do
@@ -67,7 +79,7 @@ cat >"$root/DEBIAN/control" <<CONTROL
 Package: prefsctl
 Version: $version
 Architecture: $arch
-Maintainer: RVS_PersistentPrefs for Linux authors <prefsctl@localhost>
+Maintainer: $maintainer_name <$maintainer_email>
 Installed-Size: $(du -sk "$root/usr" | cut -f1)
 Depends: $depends_line
 Section: admin

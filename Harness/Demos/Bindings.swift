@@ -16,6 +16,7 @@ enum Bindings: Subcommand {
 
     static let usage = """
         usage: harness bindings [--directory PATH]
+               harness bindings --schema
 
         An interactive prompt on BindingsPreferences, a subclass of RVS_PersistentPrefs with four @Entry
         properties: userName (text), launchCount (a whole number), darkMode (yes or no) and volume (a number). An
@@ -29,6 +30,11 @@ enum Bindings: Subcommand {
         The session ends with quit or at the end of the input, with exit status 0.
 
         Without --directory the demo works in a fresh temporary directory and removes it at the end.
+
+        With --schema, it prints BindingsPreferences' schema (prefs.schema.propertyListData(): each entry's
+        type, default, range and description) and exits: what an app's package installs, here as
+        DIR/RVS_PersistentPrefs/schemas/\(Workspace.applicationDomainName).plist for a DIR of $XDG_DATA_DIRS, so that
+        prefsctl list-keys, describe and range read it, and prefsctl write refuses `volume 2` as the app does.
         """
 
     static let commandHelp = """
@@ -44,7 +50,15 @@ enum Bindings: Subcommand {
 
     /// The entry point of `harness bindings`.
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
+        var arguments = arguments
+        let schema = arguments.flag("--schema")
         try arguments.finish { "unexpected argument '\($0)'; the commands are read from standard input (see --help)" }
+        if schema {
+            // From an instance over a suite in memory: printing the schema reads and writes no domain.
+            let preferences = BindingsPreferences(key: BindingsPreferences.storageKey, suite: DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: []))
+            Console.write(try preferences.schema.propertyListData())
+            return
+        }
         let workspace = try Workspace.make(context)
         defer { workspace.finish() }
         workspace.pointLibraryHere()

@@ -84,13 +84,13 @@ package enum Completer {
     }
 
     private static func domains(_ forwarded: [String]) -> [String] {
-        ((try? inspector(forwarded)?.domains.listing()) ?? []).map(\.name) + ["-g"]
+        Array(Set(((try? inspector(forwarded)?.domains.listing()) ?? []).map(\.name) + SchemaCompletion.domains())).sorted() + ["-g"]
     }
 
     /// The storage keys of the domain, or the entries of the collection that `operands` name.
     private static func names(_ forwarded: [String], _ operands: [String]) -> [String] {
-        guard let inspector = inspector(forwarded) else { return [] }
-        return (try? inspector.names(operands)) ?? []
+        let stored = inspector(forwarded).flatMap { try? $0.names(operands) } ?? []
+        return Array(Set(stored + SchemaCompletion.names(operands))).sorted()
     }
 }
 

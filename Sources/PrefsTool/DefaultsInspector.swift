@@ -199,12 +199,17 @@ package struct DomainInspector {
     package func write(_ operands: [String]) throws(HarnessError) {
         guard operands.count >= 2 else { throw .usage("write needs DOMAIN KEY VALUE (or DOMAIN '{KEY = VALUE;}'; see \(Tool.command) help write)") }
         let domain = operands[0]
+        // The app's installed schema types the value and refuses what the app would (InstalledSchema.swift).
+        let schema = try InstalledSchema.find(for: domain)
         if operands.count == 2 {
             // `write DOMAIN PLIST`: the whole domain, as `defaults` does.
             guard case .dictionary(let contents) = try ValueParser.untyped(operands[1]) else {
                 throw .failure("to replace the whole domain, give a dictionary such as '{appearance = dark;}'; to store one value, give DOMAIN KEY VALUE")
             }
-            try domains.modify(domains.storage(domain), repairing: .moveUnreadableAside) { $0 = contents }
+            try domains.modify(domains.storage(domain), repairing: .moveUnreadableAside) { stored throws(HarnessError) in
+                try schema?.refuseChange(from: stored, to: contents)
+                stored = contents
+            }
             return
         }
         let key = operands[1]
@@ -216,11 +221,14 @@ package struct DomainInspector {
         let entries = Array(rest[..<valueStart])
         let name = { EntryPath.describe(domain, key, entries) }
         // Everything is parsed before the domain is touched: a malformed value changes nothing.
-        let change = try ValueParser.change(from: Arguments(operands: Array(rest[valueStart...])))
+        let words = Array(rest[valueStart...])
+        let change = if let schema { try schema.change(for: key, entries: entries, words: words) } else { try ValueParser.change(from: Arguments(operands: words)) }
         try domains.modify(domains.storage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
+            let before = contents[key]
             contents[key] = try EntryPath.updating(entries[...], in: contents[key], name) { existing throws(HarnessError) in
                 try change.applied(to: existing, name)
             }
+            try schema?.refuseChange(of: key, from: before, to: contents[key])
         }
     }
 

@@ -114,6 +114,7 @@ package enum DefaultsVerbs {
                 VerbForm(synopsis: "write DOMAIN KEY ENTRY... VALUE", meaning: "stores VALUE (or -TYPE VALUE, -array, -dict-add...) inside the dictionary or array under KEY, creating dictionaries on the way; in an array, ENTRY is an index, and the index one past the end appends"),
                 VerbForm(synopsis: "write DOMAIN '{KEY = VALUE; ...}'", meaning: "replaces the whole domain with a dictionary"),
             ],
+            notes: ["When the app's schema is installed (see list-keys), write DOMAIN KEY ENTRY VALUE stores VALUE as the entry's type (a whole number for an integer; true, false, yes, no, 1 or 0 for a boolean), refuses a type flag that contradicts it, and refuses a value outside the entry's range or allowed values, naming the entry and the constraint: exit status 1, nothing written."],
             examples: [
                 "\(Tool.command) write com.example.app com.example.app.preferences launchCount -int 3",
                 "\(Tool.command) write com.example.myservice com.example.myservice.settings -dict-add logLevel debug",
@@ -210,7 +211,7 @@ package enum DefaultsVerbs {
             }),
         DefaultsVerb(
             name: "verify",
-            forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); exit status 1 with the reason the library would ignore it")],
+            forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); and, when the domain's schema is installed, that its collections hold only the entries the schema describes, of their types, within their ranges and allowed values; exit status 1 with the reason")],
             options: [VerbOption(name: "--as LAYER", meaning: "system or managed")],
             examples: ["\(Tool.command) verify ./com.example.app.plist --as managed"],
             takesDomain: false,
@@ -220,6 +221,9 @@ package enum DefaultsVerbs {
                 guard operands.count == 1, let layer else { throw .usage("verify needs FILE and --as system or --as managed") }
                 Console.say(try CandidateVerifier.verify(operands[0], as: layer))
             }),
+        SchemaVerbs.listKeys,
+        SchemaVerbs.describe,
+        SchemaVerbs.range,
         DefaultsVerb(
             name: "completion",
             forms: [VerbForm(synopsis: "completion bash|zsh|fish", meaning: "a script completing prefsctl's verbs, options, domains, storage keys and entries in that shell (the Debian package installs all three)")],

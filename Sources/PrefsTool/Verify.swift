@@ -44,6 +44,13 @@ package enum CandidateVerifier {
         } catch {
             throw ignored(error.description)
         }
+        // The app's installed schema: a file the library reads, but whose values the app would refuse, is no good.
+        if let schema = try InstalledSchema.find(for: name) {
+            let problems = schema.problems(in: contents)
+            if !problems.isEmpty {
+                throw .failure("\(path) does not fit the schema of \(name) (\(schema.path)): \(problems.joined(separator: "; "))")
+            }
+        }
         return "\(path): a good \(layer.rawValue) file for the domain \(name): \(contents.count) storage \(contents.count == 1 ? "key" : "keys") (\(contents.keys.sorted().joined(separator: ", ")))"
     }
 

@@ -33,7 +33,9 @@ final class HarnessSandbox: @unchecked Sendable {
     var environment: [String: String] {
         // The administrator's layers too, so that no run reads the machine's /etc.
         ["TMPDIR": temporary.path, "RVS_PREFS_DIRECTORY": fallback.path, "XDG_CONFIG_HOME": fallback.path, "HOME": fallback.path,
-         "XDG_CONFIG_DIRS": fallback.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY": fallback.appending("managed")]
+         "XDG_CONFIG_DIRS": fallback.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY": fallback.appending("managed"),
+         // And the installed schemas, so that no run reads the machine's /usr/share.
+         "XDG_DATA_DIRS": fallback.appending("share")]
     }
 
     /// Runs `harness ARGUMENTS`, with `input` on standard input (then closed), to the end; `extra` is

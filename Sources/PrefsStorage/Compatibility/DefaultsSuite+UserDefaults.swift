@@ -290,6 +290,9 @@ extension DefaultsSuite {
     /// `UserDefaults` stops the process: nothing is written, and ``lastError`` is
     /// ``RVS_PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the key.
     /// A domain file that cannot be read is left as it is, and the write fails (see ``lastError``).
+    /// A collection whose class declares constraints (`@Entry(…, range:)`, `allowed:`) is judged as the
+    /// class's instances judge their writes: a value an entry does not allow is refused with
+    /// ``RVS_PersistentPrefs/PrefsError/valueNotAllowed(entry:reason:)``, and nothing is written.
     public func set(_ value: Any?, forKey defaultName: String) {
         call(failure: ()) { () throws(PrefsError) in
             guard let value else { return try removeStoredValue(forKey: defaultName) }
@@ -406,10 +409,15 @@ extension DefaultsSuite {
             let contents = try Self.propertyListValues(domain)
             let storage = try writableDomain(domainName)
             let forcedRules = forcedRules(ofDomainNamed: domainName, stored: storage)
+            // The collections' rules are this suite's domain's: another domain's collections are other classes'.
+            let rules = storage === persistentDomain ? allCollectionRules() : [:]
             if !(contents.isEmpty && Self.isKnownToBeMissing(storage)) {
                 try storage.modify(repairing: .moveUnreadableAside) { (stored: inout [String: PropertyListValue]) throws(PrefsError) in
                     // As every other write: one that sets or removes a forced entry is refused whole, under the lock.
                     try forcedRules.refuseForcedChanges(from: stored, to: contents)
+                    for (key, keyRules) in rules.sorted(by: { $0.key < $1.key }) {
+                        try Self.refuseBrokenRules(keyRules, from: stored[key], to: contents[key])
+                    }
                     stored = contents
                 }
             }

@@ -105,6 +105,8 @@ public final class DefaultsSuite: Sendable {
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
     let userDefaultsState = Mutex(UserDefaultsState())
+    /// The rules classes declare for their collections, by storage key and class (see CollectionRules.swift).
+    let collectionRules = Mutex<[String: [ObjectIdentifier: CollectionRule]]>([:])
 
     /// Makes a suite over `persistentDomain`, with a registration domain of its own.
     ///
@@ -606,14 +608,22 @@ public final class DefaultsSuite: Sendable {
     ///     It runs while the domain is locked against every other writer: keep it short.
     /// - Throws: What `transform` throws; the persistent domain's read errors (an unreadable file
     ///   fails the update unless `policy` is ``RepairPolicy/moveUnreadableAside``); its write errors,
-    ///   such as ``PrefsError/writeFailed(path:step:errno:)``. The domain is
-    ///   then unchanged.
+    ///   such as ``PrefsError/writeFailed(path:step:errno:)``; ``PrefsError/valueNotAllowed(entry:reason:)``
+    ///   when `key` is the collection of a class whose constraints an entry's new value breaks (an instance of
+    ///   the class over this suite told it them). The domain is then unchanged.
     public func modifyValue(
         forKey key: String,
         repairing policy: RepairPolicy = .failIfUnreadable,
         _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
     ) throws(PrefsError) {
-        try modifyValue(forKey: key, repairing: policy, checkingDomain: { _ throws(PrefsError) in }, transform)
+        // The rules of the class whose collection this is (SPEC §14): this public path is the `UserDefaults`
+        // face's, and is refused as the instance's own writes are (which check them themselves).
+        let rules = collectionRules(forKey: key)
+        try modifyValue(forKey: key, repairing: policy, checkingDomain: { _ throws(PrefsError) in }) { (value: inout PropertyListValue?) throws(PrefsError) in
+            let before = value
+            try transform(&value)
+            try Self.refuseBrokenRules(rules, from: before, to: value)
+        }
     }
 
     /// ``modifyValue(forKey:repairing:_:)``, with `check` first given the whole domain under the same lock:

@@ -350,6 +350,9 @@ open class RVS_PersistentPrefs {
     /// What the initializers do once the instance is set up: load, then merge `values` if any.
     private func load(merging values: [String: Any]?) {
         _ = self.values
+        if let suite = userDefaults {
+            enforceConstraints(EntryRegistry.registry(of: self).constraints, in: suite, storageKey: key)
+        }
         if lastError == nil, let values, !values.isEmpty {
             perform(.entries(values.mapValues { Optional($0) }))
         }
@@ -578,6 +581,7 @@ open class RVS_PersistentPrefs {
                 let constraints = registry.constraints
                 try write.checkWithoutStore(allowed: allowed, constraints: constraints)
                 let collection = try collection()
+                enforceConstraints(constraints, in: collection.suite, storageKey: collection.storageKey)
                 // No writable domain (a service with no preferences directory): refused before anything is
                 // checked against forced entries or announced.
                 try collection.suite.refuseWritesWithoutDomain()

@@ -3,21 +3,27 @@ import PrefsStorage
 
 /// What an `@Entry` declares of the values it allows, and its description (SPEC §14), in stored forms, so
 /// that every write path checks the same thing whatever type wrote it: the property, the subscript,
-/// `values` and `modify` alike.
-struct EntryConstraint: Sendable {
+/// `values` and `modify` alike. `package`, so that `prefsctl` judges a value against an installed schema with
+/// the library's own check and words.
+package struct EntryConstraint: Sendable {
     /// The inclusive bounds of a number, stored as the entry stores numbers.
-    var range: (lower: PropertyListValue, upper: PropertyListValue)?
+    package var range: (lower: PropertyListValue, upper: PropertyListValue)?
     /// The stored forms a value may take, in the order declared.
-    var allowed: [PropertyListValue]?
+    package var allowed: [PropertyListValue]?
     /// What the entry is for, for tools and people.
-    var description: String?
+    package var description: String?
+
+    /// A constraint of the given parts, as a schema file states them.
+    package init(range: (lower: PropertyListValue, upper: PropertyListValue)?, allowed: [PropertyListValue]?, description: String?) {
+        (self.range, self.allowed, self.description) = (range, allowed, description)
+    }
 
     /// Whether the constraint limits values at all (a description alone does not).
-    var limitsValues: Bool { range != nil || allowed != nil }
+    package var limitsValues: Bool { range != nil || allowed != nil }
 
     /// Why `stored` breaks the constraint, in words that name the constraint and never the value (values are
     /// never logged); `nil` when it keeps it. An absent entry (`nil`) reads as its default and is allowed.
-    func violation(by stored: PropertyListValue?) -> String? {
+    package func violation(by stored: PropertyListValue?) -> String? {
         guard let stored else { return nil }
         if let (lower, upper) = range {
             guard let below = Self.compare(lower, stored), let above = Self.compare(stored, upper) else {
@@ -41,7 +47,7 @@ struct EntryConstraint: Sendable {
         }
     }
 
-    static func number(_ value: PropertyListValue) -> Double? {
+    package static func number(_ value: PropertyListValue) -> Double? {
         switch value {
         case .integer(let x): return Double(x)
         case .unsignedInteger(let x): return Double(x)
@@ -52,7 +58,7 @@ struct EntryConstraint: Sendable {
     }
 
     /// A bound or an allowed value as the constraint's text shows it (the schema's values, not a user's).
-    static func text(_ value: PropertyListValue) -> String {
+    package static func text(_ value: PropertyListValue) -> String {
         switch value {
         case .string(let text): return "\"\(text)\""
         case .integer(let x): return String(x)

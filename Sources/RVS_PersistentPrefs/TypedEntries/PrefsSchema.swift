@@ -16,8 +16,8 @@ public struct PrefsSchema: Sendable, Equatable {
         /// The entry name.
         public let name: String
         /// The stored form: `string`, `integer`, `real`, `boolean`, `date`, `data`, `array` or `dictionary`;
-        /// `nil` when the default is stored as nothing (an `Optional` entry whose default is `nil`), which
-        /// leaves the form unknown.
+        /// `nil` when the default is stored as nothing (an `Optional` entry whose default is `nil`), or for a
+        /// name that ``RVS_PersistentPrefs/keys`` lists without an `@Entry`, which leaves the form unknown.
         public let type: String?
         /// The stored form of the default; `nil` when the default is stored as nothing.
         public let defaultValue: PropertyListValue?
@@ -59,7 +59,7 @@ public struct PrefsSchema: Sendable, Equatable {
     }
 
     /// The name of a stored form's type in a schema.
-    static func typeName(of value: PropertyListValue) -> String {
+    package static func typeName(of value: PropertyListValue) -> String {
         switch value {
         case .string: return "string"
         case .bool: return "boolean"
@@ -75,10 +75,11 @@ public struct PrefsSchema: Sendable, Equatable {
 
 extension RVS_PersistentPrefs {
     /// The schema of this instance's collection: every `@Entry` of its class, under its storage key
-    /// (``key``). Entries named only by ``keys`` have no type to describe and are left out.
+    /// (``key``), and every other name of ``keys``, with no type nor default: a tool then knows every name the
+    /// class allows, and refuses a name it does not (which would make the app's writes fail).
     public var schema: PrefsSchema {
         let registry = EntryRegistry.registry(of: self)
-        let entries = registry.names.map { name -> PrefsSchema.Entry in
+        let entries = Set(registry.names).union(keys).sorted().map { name -> PrefsSchema.Entry in
             let declaration = registry.declarations[name]
             let constraint = declaration?.constraint
             let stored = declaration?.storedDefault

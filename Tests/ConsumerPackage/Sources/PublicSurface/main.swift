@@ -360,6 +360,37 @@ let older = OlderEvolved(key: "evolved", suite: evolvedSuite)
 older.volume = 1
 if case .collectionFromNewerVersion(1, 0)? = older.lastError {} else { check(false, "\(String(describing: older.lastError))") }
 
+// Constraints and the schema tools read (SPEC §14): each constraint initializer of @Entry, the refusal on the
+// instance and on its UserDefaults face, and PrefsSchema with every member and its file's bytes.
+final class Constrained: RVS_PersistentPrefs {
+    @Entry("port", range: 1...65535, description: "The port") var port = 8080
+    @Entry("volume", range: 0.0...1.0) var volume = 0.5
+    @Entry("level", allowed: ["debug", "info"], description: "How much to log") var level = "info"
+    @Entry("title", description: "Shown in the title bar") var title = "untitled"
+    override var keys: [String] { super.keys + ["untyped"] }
+}
+let constrainedSuite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: [])
+let constrained = Constrained(key: "constrained", suite: constrainedSuite)
+check(constrained.lastError == nil && constrained.lastWarnings.isEmpty)
+constrained.port = 70000
+if case .valueNotAllowed(let entry, let reason)? = constrained.lastError {
+    check(entry == "port" && reason.contains("65535"), reason)
+} else { check(false, "\(String(describing: constrained.lastError))") }
+check(constrained.port == 8080)
+constrained.level = "debug"
+check(constrained.lastError == nil && constrained.level == "debug")
+constrainedSuite.set(["volume": 2.0], forKey: "constrained")
+if case .valueNotAllowed("volume", _)? = constrainedSuite.lastError {} else { check(false, "\(String(describing: constrainedSuite.lastError))") }
+let schema: PrefsSchema = constrained.schema
+check(schema.storageKey == "constrained" && schema.entries.map(\.name) == ["level", "port", "title", "untyped", "volume"])
+let portEntry: PrefsSchema.Entry = schema.entries[1]
+check(portEntry.type == "integer" && portEntry.defaultValue == .integer(8080) && portEntry.range == 1...65535)
+check(portEntry.allowed == nil && portEntry.description == "The port")
+check(schema.entries[0].allowed == [.string("debug"), .string("info")] && schema.entries[3].type == nil)
+check(schema == constrained.schema)
+let schemaBytes: Data = try schema.propertyListData()
+check(try PropertyListValue(propertyListData: schemaBytes).dictionaryValue?["constrained"]?.dictionaryValue?.count == 5)
+
 let suiteA = DefaultsSuite(persistentDomain: try FileDomainStorage(directory: root + "/typed", name: "app"), arguments: [])
 let suiteB = DefaultsSuite(persistentDomain: try FileDomainStorage(directory: root + "/typed", name: "app"), arguments: [])
 let typed = Typed(key: "typed", values: [:], suite: suiteA)
