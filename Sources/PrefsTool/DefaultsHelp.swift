@@ -42,12 +42,14 @@ package enum DefaultsHelp {
                 ("RVS_PREFS_GROUP_CONTAINER", "the group container, whose group suites are listed and read as domains"),
                 ("RVS_PREFS_MANAGED_DIRECTORY", "the directory of forced entries (default /etc/RVS_PersistentPrefs/managed); \(Tool.command) --managed writes there"),
                 ("ETCD_USER, ETCD_PASSWORD, ETCD_CA_FILE, ETCD_TIMEOUT", "the etcd user, a private CA, and the most an operation may take, for --etcd"),
+                ("XDG_DATA_DIRS", "the directories of apps' installed schemas, each with RVS_PersistentPrefs/schemas/ inside (default /usr/local/share:/usr/share); the first holding a domain's schema wins"),
                 ("VISUAL, EDITOR", "the editor of edit (else vi)"),
             ]),
             ("Files", [
                 ("~/.config/RVS_PersistentPrefs/DOMAIN.plist", "a user's domain: a binary property list, storage key → collection; .GlobalPreferences.plist beside it is the global domain (-g)"),
                 ("/etc/xdg/RVS_PersistentPrefs/DOMAIN.plist", "system defaults, beneath every user's own values, entry by entry"),
                 ("/etc/RVS_PersistentPrefs/managed/DOMAIN.plist", "forced entries, above every other value; honoured only when the file and its directory belong to root (or the reading user) and are not writable by group or others"),
+                ("/usr/share/RVS_PersistentPrefs/schemas/DOMAIN.plist", "an app's schema, installed by its package: each entry's type, default, range or allowed values and description, read by list-keys, describe, range, write and verify"),
                 ("DOMAIN.plist.lock", "the lock file beside a domain that writers hold; none is left in the system or managed directories"),
             ]),
             ("Exit status", [

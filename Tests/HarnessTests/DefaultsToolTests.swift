@@ -27,7 +27,7 @@ struct HarnessDefaultsToolTests {
     /// The repository's root, from this file's path.
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    static let verbs = ["domains", "read", "keys", "read-type", "write", "rename", "delete", "find", "export", "import", "edit", "watch", "verify", "completion", "help"]
+    static let verbs = ["domains", "read", "keys", "read-type", "write", "rename", "delete", "find", "export", "import", "edit", "watch", "verify", "list-keys", "describe", "range", "completion", "help"]
 
     // MARK: JSON
 
