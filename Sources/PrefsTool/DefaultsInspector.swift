@@ -311,8 +311,13 @@ package struct DomainInspector {
         guard case .dictionary(let contents) = root else {
             throw .failure("cannot import \(source): its root is \(PropertyListPrinter.typeName(root, article: true)), and a domain must be a dictionary")
         }
-        // A deliberate whole replacement: an unreadable domain file is moved aside, never lost.
-        try domains.modify(storage, repairing: .moveUnreadableAside) { $0 = contents }
+        // A deliberate whole replacement: an unreadable domain file is moved aside, never lost. The app's
+        // installed schema refuses what the app would, as for write.
+        let schema = try InstalledSchema.find(for: domain)
+        try domains.modify(storage, repairing: .moveUnreadableAside) { stored throws(HarnessError) in
+            try schema?.refuseChange(from: stored, to: contents)
+            stored = contents
+        }
     }
 
     /// A property list in a file: binary or XML, as a domain file holds, JSON, or an OpenStep dictionary,

@@ -33,7 +33,8 @@ package struct DomainEditor {
         }
         if saved == text { return }  // Nothing was edited: nothing is written, and no conflict can arise.
         do throws(HarnessError) {
-            try write(saved, to: storage, describing: what, key: key, original: original, before: before)
+            try write(saved, to: storage, describing: what, key: key, original: original, before: before,
+                      schema: InstalledSchema.find(for: domain))
         } catch {
             keepsEdit = true
             // The editor may have replaced the file with one of its own mode: the kept text stays private.
@@ -44,7 +45,7 @@ package struct DomainEditor {
 
     /// Writes the edited text `saved` over what the edit started from, refusing when it changed meanwhile.
     private func write(_ saved: Data, to storage: any DomainStorage, describing what: String, key: String?,
-                       original: PropertyListValue, before: [String: PropertyListValue]) throws(HarnessError) {
+                       original: PropertyListValue, before: [String: PropertyListValue], schema: InstalledSchema?) throws(HarnessError) {
         let domains = inspector.domains
         var edited = try parse(saved)
         if format == .openStep { edited = Self.retyped(edited, like: original) }
@@ -63,11 +64,14 @@ package struct DomainEditor {
             guard same || force else {
                 throw .failure("\(what) was changed by someone else while the editor was open; nothing was written; run the edit again, or add --force to write your version over theirs")
             }
+            let old = contents
             if let key {
                 contents[key] = edited
             } else if case .dictionary(let entries) = edited {
                 contents = entries
             }
+            // The app's installed schema refuses what the app would, as for write.
+            try schema?.refuseChange(from: old, to: contents)
         }
     }
 

@@ -184,6 +184,27 @@ struct PrefsctlSchemaTests {
         #expect(try stored()["level"] == .string("debug"))
     }
 
+    @Test("import and edit refuse a domain the schema refuses, naming the entry and constraint, and write nothing; a fitting one is written")
+    func importAndEditAreChecked() throws {
+        _ = try install(ServiceSettings.schemaData())
+        try succeed("write", "com.example.app", "settings", "port", "8081")
+        let before = sandbox.files()
+        let bad = sandbox.temporary.appending("bad.plist")
+        writeFile(bad, Array(try PropertyListValue.dictionary(["settings": .dictionary(["ratio": .real(1.5)])]).xmlPropertyListData()))
+        #expect(try fail("import", "com.example.app", bad).contains("settings ratio: it must be from 0 to 1; nothing was written"))
+        // An editor that saves a port out of range: refused, and the edited text kept for the user.
+        let editor = sandbox.temporary.appending("editor.sh")
+        writeFile(editor, Array("#!/bin/sh\nsed -i 's/8081/0/' \"$1\"\n".utf8))
+        chmod(editor, 0o700)
+        let edited = try sandbox.prefsctl(["--directory", sandbox.path, "edit", "com.example.app", "settings"], environment: ["EDITOR": editor, "VISUAL": ""])
+        #expect(edited.status == 1 && edited.errors.contains("settings port: it must be from 1 to 65535"), "\(edited.errors)")
+        #expect(sandbox.files() == before, "a refused import or edit changed a file")
+        let good = sandbox.temporary.appending("good.plist")
+        writeFile(good, Array(try PropertyListValue.dictionary(["settings": .dictionary(["ratio": .real(0.25)])]).xmlPropertyListData()))
+        try succeed("import", "com.example.app", good)
+        #expect(try stored() == ["ratio": .real(0.25)])
+    }
+
     @Test("verify --as system checks the file against the domain's installed schema: unknown entries, wrong types and broken constraints exit 1 with the reason")
     func verifyAgainstSchema() throws {
         let candidate = sandbox.temporary.appending("com.example.app.plist")
