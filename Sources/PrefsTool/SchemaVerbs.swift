@@ -94,7 +94,7 @@ package enum SchemaVerbs {
             return "range \(PropertyListPrinter.inline(lower)) \(PropertyListPrinter.inline(upper))"
         }
         if let allowed = entry.constraint.allowed {
-            return "allowed " + allowed.map { PropertyListPrinter.text($0) }.joined(separator: " ")
+            return "allowed " + allowed.map { PropertyListPrinter.inline($0) }.joined(separator: " ")
         }
         return "any \(entry.type ?? "value")"
     }
