@@ -257,7 +257,7 @@ final class Nemesis {
 
     /// Ends the bind mount in place, if any: holding the domain's lock, links the files of the mounted
     /// directory back into the covered one (renamed over what it holds, what it no longer holds removed), then
-    /// unmounts lazily (a process that holds a descriptor in the mounted directory keeps it) and removes the
+    /// unmounts lazily (a process that holds a descriptor in the mounted directory keeps it), and removes the
     /// mounted directory. Bounded by the lock's 5 s; the unmount is made even without the lock.
     func unmount() {
         guard let mount = bindMount else { return }
@@ -265,6 +265,7 @@ final class Nemesis {
         let begin = monotonicNow()
         defer { note("unmounted \(mount.target) (mounted from \(mount.source))", since: begin) }
         defer { close(mount.covered) }
+        var unmounted = false
         _ = withLock(of: mount.domain) {
             let names = Set((try? FileManager.default.contentsOfDirectory(atPath: mount.source)) ?? [])
             for name in names {
@@ -278,9 +279,12 @@ final class Nemesis {
             }
             let coveredNames = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd/\(mount.covered)")) ?? []
             for name in coveredNames where !names.contains(name) { unlinkat(mount.covered, name, 0) }
+            // Still holding the lock: a writer waiting for it would otherwise write into the mounted directory
+            // after the last link back, and its acknowledged write would vanish with the mount.
+            unmounted = CheckIsolation.unmountLazily(mount.target)
             return true
         }
-        _ = CheckIsolation.unmountLazily(mount.target)
+        if !unmounted { _ = CheckIsolation.unmountLazily(mount.target) }
         _ = removeTree(mount.source)
     }
 
