@@ -138,7 +138,10 @@ final class CheckNetwork {
         names = (0..<members).map { "rvs-check-m\($0)" }
         hosts = (0..<members).map { "10.77.\($0).2" }
         launchers = names.map { [ip, "netns", "exec", $0] }
-        guard FileManager.default.createFile(atPath: "/proc/sys/net/ipv4/ip_forward", contents: Data("1\n".utf8)) else {
+        let forwarding = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC)
+        let written = forwarding >= 0 ? write(forwarding, "1\n", 2) : -1
+        if forwarding >= 0 { close(forwarding) }
+        guard written == 2 else {
             throw HarnessError.failure("cannot turn on forwarding in the run's network namespace")
         }
         for (member, name) in names.enumerated() {
