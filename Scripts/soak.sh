@@ -28,7 +28,8 @@
 #                                       summary lists each seed with its figures and totals them, with the
 #                                       faults made of each kind over all runs; the script exits 1 if
 #                                       any run found an anomaly (its files are kept, their path printed).
-#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`).
+#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`);
+#                                       SOAK_HARNESS=PATH runs that harness instead of building one.
 set -euo pipefail
 
 if [[ "${1:-}" == "--check" ]]; then
@@ -37,11 +38,15 @@ if [[ "${1:-}" == "--check" ]]; then
     run_seconds="${SOAK_CHECK_RUN:-120}"
     seed="${SOAK_CHECK_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom) % 1000000000 ))}"
     cd "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-    build=(swift build -c "${SOAK_CONFIGURATION:-release}" --product harness)
-    [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
-    echo "soak: building: ${build[*]}" >&2
-    "${build[@]}" >&2
-    harness="$("${build[@]}" --show-bin-path)/harness"
+    if [[ -n "${SOAK_HARNESS:-}" ]]; then
+        harness="$SOAK_HARNESS"
+    else
+        build=(swift build -c "${SOAK_CONFIGURATION:-release}" --product harness)
+        [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
+        echo "soak: building: ${build[*]}" >&2
+        "${build[@]}" >&2
+        harness="$("${build[@]}" --show-bin-path)/harness"
+    fi
     log_dir="${SOAK_CHECK_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-check-soak-XXXXXX")}"
     mkdir -p "$log_dir"
     etcd_flag=""
