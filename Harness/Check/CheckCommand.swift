@@ -181,6 +181,11 @@ struct CheckRun {
         guard let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any] else {
             return .failure(Nemesis.ParseFailure(reason: "the gateway's answer is not JSON: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
         }
+        // An error (a member that has no leader yet answers `{"error": ..., "code": ...}`) is no answer: only a
+        // range response (with its header) tells that the key is absent.
+        guard object["header"] != nil, object["error"] == nil else {
+            return .failure(Nemesis.ParseFailure(reason: "the gateway answered an error: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
+        }
         guard let text = (object["kvs"] as? [[String: Any]])?.first?["value"] as? String else { return .success(nil) }
         guard let data = Data(base64Encoded: text),
               let domain = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
@@ -390,7 +395,19 @@ struct CheckRun {
             let begin = monotonicNow()
             var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .final,
                                        domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
-            let stored = cluster.map { Self.etcdDomain(prefix + "." + domain, at: $0.members[0].clientURL) } ?? Nemesis.parse(layout.file(of: domain))
+            var stored: Result<[String: Any]?, Nemesis.ParseFailure>
+            if let cluster {
+                // A member just healed or restarted may not answer at once: every member in turn, for up to 20 s.
+                let giveUp = monotonicNow() + 20_000_000_000
+                var attempt = 0
+                repeat {
+                    stored = Self.etcdDomain(prefix + "." + domain, at: cluster.members[attempt % cluster.members.count].clientURL)
+                    attempt += 1
+                    if case .failure = stored { usleep(200_000) } else { break }
+                } while monotonicNow() < giveUp
+            } else {
+                stored = Nemesis.parse(layout.file(of: domain))
+            }
             switch stored {
             case .success(let stored):
                 record.values = (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
