@@ -331,6 +331,8 @@ struct CheckRun {
                         usleep(outage)
                         network.heal()
                     } else {
+                        // A cut that failed half-way is undone first.
+                        network?.heal()
                         cluster.pause(first)
                         usleep(outage)
                         cluster.pause(first, false)
