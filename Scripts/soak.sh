@@ -25,9 +25,11 @@
 #                                       (from SOAK_CHECK_SEED, default random, then +1 each run), for SECONDS
 #                                       in all (default 3600); SOAK_WORKERS processes (default 3). Every run's
 #                                       output goes to SOAK_CHECK_LOG (default a temporary directory); the
-#                                       summary lists each seed with its figures, and the script exits 1 if
+#                                       summary lists each seed with its figures and totals them, with the
+#                                       faults made of each kind over all runs; the script exits 1 if
 #                                       any run found an anomaly (its files are kept, their path printed).
-#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`).
+#                                       SOAK_CHECK_ETCD=1 checks etcd domains instead (`harness check --etcd`);
+#                                       SOAK_HARNESS=PATH runs that harness instead of building one.
 set -euo pipefail
 
 if [[ "${1:-}" == "--check" ]]; then
@@ -36,24 +38,60 @@ if [[ "${1:-}" == "--check" ]]; then
     run_seconds="${SOAK_CHECK_RUN:-120}"
     seed="${SOAK_CHECK_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom) % 1000000000 ))}"
     cd "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-    build=(swift build -c "${SOAK_CONFIGURATION:-release}" --product harness)
-    [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
-    echo "soak: building: ${build[*]}" >&2
-    "${build[@]}" >&2
-    harness="$("${build[@]}" --show-bin-path)/harness"
+    if [[ -n "${SOAK_HARNESS:-}" ]]; then
+        harness="$SOAK_HARNESS"
+    else
+        build=(swift build -c "${SOAK_CONFIGURATION:-release}" --product harness)
+        [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && build+=(--scratch-path "$SOAK_SCRATCH_PATH")
+        echo "soak: building: ${build[*]}" >&2
+        "${build[@]}" >&2
+        harness="$("${build[@]}" --show-bin-path)/harness"
+    fi
     log_dir="${SOAK_CHECK_LOG:-$(mktemp -d "${TMPDIR:-/tmp}/rvs-prefs-check-soak-XXXXXX")}"
     mkdir -p "$log_dir"
     etcd_flag=""
     [[ "${SOAK_CHECK_ETCD:-0}" == 1 ]] && etcd_flag="--etcd"
     started=$SECONDS
     failed=0
+    logs=()
     while (( SECONDS - started + run_seconds <= total )); do
         status=0
+        run_started=$SECONDS
         "$harness" check --seed "$seed" --duration "$run_seconds" --processes "${SOAK_WORKERS:-3}" ${etcd_flag} >"$log_dir/seed-$seed.log" 2>&1 || status=$?
-        echo "soak: $(tail -n 1 "$log_dir/seed-$seed.log") (exit $status)"
+        echo "soak: $(tail -n 1 "$log_dir/seed-$seed.log") (exit $status, $((SECONDS - run_started)) s)"
+        logs+=("$log_dir/seed-$seed.log")
         if [[ $status -ne 0 ]]; then failed=1; grep -m 5 '^anomaly\|kept in' "$log_dir/seed-$seed.log" || true; fi
         seed=$((seed + 1))
     done
+    # The summary: every run's figures totalled, and the faults made of each kind over all runs (each run's
+    # `check: faults:` line, kinds separated by `; `, each `NAME COUNT` with `(K skipped)` when some were).
+    if (( ${#logs[@]} > 0 )); then
+        python3 - "$((SECONDS - started))" "${logs[@]}" <<'PY'
+import re, sys
+seconds, paths = int(sys.argv[1]), sys.argv[2:]
+made, skipped, totals = {}, {}, [0, 0, 0]
+methods = set()
+for path in paths:
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith("check: faults: "):
+            for item in line[len("check: faults: "):].split("; "):
+                match = re.fullmatch(r"(.+) (\d+)(?: \((\d+) skipped\))?", item)
+                if match:
+                    made[match[1]] = made.get(match[1], 0) + int(match[2])
+                    skipped[match[1]] = skipped.get(match[1], 0) + int(match[3] or 0)
+        elif line.startswith("check: partition method: ") or line.startswith("check: bind mounts: "):
+            methods.add(line[len("check: "):])
+        match = re.fullmatch(r"check: seed \d+, (\d+) operations, (\d+) faults, (\d+) anomalies", line)
+        if match:
+            totals = [t + int(v) for t, v in zip(totals, match.groups())]
+print(f"soak: {len(paths)} runs in {seconds} s: {totals[0]} operations, {totals[1]} faults, {totals[2]} anomalies")
+for kind in made:
+    print(f"soak: faults: {kind}: {made[kind]}" + (f" ({skipped[kind]} skipped)" if skipped[kind] else ""))
+for method in sorted(methods):
+    print(f"soak: {method}")
+PY
+    fi
     echo "soak: outputs in $log_dir"
     exit $failed
 fi

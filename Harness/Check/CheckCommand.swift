@@ -17,30 +17,40 @@ enum CheckCommand: Subcommand {
 
     static var usage: String { """
         usage: harness check [--seed N] [--duration SECONDS] [--processes P] [--etcd] [--keep]
+               harness check --plan [--seed N] [--duration SECONDS] [--processes P] [--etcd]
                harness check --recheck DIR
 
         Runs P worker processes (default 3) for SECONDS (default 30) doing a seeded random mix of subscript
         writes, whole replacements, removals, modify increments, typed writes and reads of two file domains,
         each with a watching instance that records every notification, while a nemesis from the same seed
         replaces the preferences directory, renames over the domain file, writes through a hard link,
-        retargets a symbolic link on the path, makes an administrator's system and managed files appear,
-        change and go, and kills workers with SIGKILL (their unfinished operations have unknown outcomes).
-        Then it checks the history: stale, phantom or backwards reads, counters that differ from their
-        acknowledged increments, acknowledged writes missing at the end, domain files torn by a kill, and
-        notifications repeated, out of chain, or not ending on the stored collection. Each anomaly is printed
-        with the slice of history that shows it. The same seed replays the same operations and faults: the
-        plan's digest is printed so that two runs can be compared.
+        retargets a symbolic link on the path, bind mounts a directory over one on a domain's path and
+        unmounts it (one run in two mounts one before the workers start), makes an administrator's system and
+        managed files appear, change and go, and kills workers with SIGKILL (their unfinished operations have
+        unknown outcomes). Then it checks the history: stale, phantom or backwards reads, counters that differ
+        from their acknowledged increments, acknowledged writes missing at the end, domain files torn by a
+        kill, and notifications repeated, out of chain, or not ending on the stored collection. Each anomaly
+        is printed with the slice of history that shows it. The same seed replays the same operations and
+        faults: the plan's digest is printed so that two runs can be compared, and the faults made of each
+        kind are counted.
+
+        Run as root, the check runs inside a mount and a network namespace of its own (unshare), so that its
+        bind mounts and network rules end with it however it ends; elsewhere it makes no bind mount, and
+        pauses a member it would cut off, and says so.
 
         The last line is `check: seed S, O operations, F faults, A anomalies`; the exit status is 1 when A > 0.
 
           --seed N           the seed (default: a random one, printed)
           --duration SECONDS how long the workers run (default 30)
           --processes P      how many workers run at once (default 3)
-          --etcd             two etcd domains instead, on a three-member cluster started on loopback (needs
-                             Debian's etcd-server), each worker attached to another member; the nemesis kills
-                             one member or two at once (quorum lost, up to 4.5 s) and restarts them, pauses a member with
-                             SIGSTOP/SIGCONT (which also stands for a member cut off: no network namespaces
-                             are made), and kills workers
+          --etcd             two etcd domains instead, on a three-member cluster (needs Debian's
+                             etcd-server), each worker attached to another member; the nemesis kills one
+                             member or two at once (quorum lost, up to 4.5 s) and restarts them, pauses a
+                             member with SIGSTOP/SIGCONT, cuts a member off from the other two for up to
+                             4.8 s while its workers still reach it (each member in a network namespace of its
+                             own; paused instead where namespaces cannot be made: the output says which),
+                             and kills workers
+          --plan             print the plan (the digest, and each fault with its time) and run nothing
           --recheck DIR      check again the history a run kept in DIR (no new run): what an improved checker,
                              or a new reading of an error's outcome, says of it
           --keep             keep the directory with the files and the history (kept anyway when A > 0)
@@ -68,8 +78,29 @@ enum CheckCommand: Subcommand {
         let processes = try arguments.option("--processes", needs: "a number from 1 to 64") { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } } ?? 3
         let keep = arguments.flag("--keep")
         let etcd = arguments.flag("--etcd")
+        let planOnly = arguments.flag("--plan")
         try arguments.finish { "unknown option \($0) (see harness check --help)" }
-        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep, etcd: etcd).run()
+        if planOnly {
+            CheckRun.printPlan(seed: seed, duration: duration, processes: processes, etcd: etcd)
+            return
+        }
+        // Bind mounts and a cut-off member are made in namespaces of the run's own (see CheckIsolation): the
+        // same command runs again inside them, with the seed it drew.
+        var isolation: String? = "inside the run's own mount and network namespaces"
+        if !CheckIsolation.isInside {
+            if let refusal = CheckIsolation.refusal() {
+                isolation = nil
+                Console.say("check: no namespaces of its own (\(refusal)): no bind mounts, and a member is paused instead of cut off")
+            } else {
+                let status = try CheckIsolation.runInside(seed: seed)
+                if status != 0 { throw HarnessError.alreadyReported(status: status) }
+                return
+            }
+        } else {
+            try CheckIsolation.prepareInside()
+        }
+        let status = try CheckRun(seed: seed, duration: duration, processes: processes, directory: context.directory, keep: keep, etcd: etcd,
+                                  isolation: isolation).run()
         if status != 0 { throw HarnessError.alreadyReported(status: status) }
     }
 
@@ -150,6 +181,11 @@ struct CheckRun {
         guard let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any] else {
             return .failure(Nemesis.ParseFailure(reason: "the gateway's answer is not JSON: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
         }
+        // An error (a member that has no leader yet answers `{"error": ..., "code": ...}`) is no answer: only a
+        // range response (with its header) tells that the key is absent.
+        guard object["header"] != nil, object["error"] == nil else {
+            return .failure(Nemesis.ParseFailure(reason: "the gateway answered an error: \(String(decoding: answer.prefix(200), as: UTF8.self))"))
+        }
         guard let text = (object["kvs"] as? [[String: Any]])?.first?["value"] as? String else { return .success(nil) }
         guard let data = Data(base64Encoded: text),
               let domain = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
@@ -164,6 +200,20 @@ struct CheckRun {
     let directory: String?
     let keep: Bool
     let etcd: Bool
+    /// Where the run is isolated (its own namespaces), or `nil` when it is not: then no bind mount is made,
+    /// and a member to cut off is paused instead.
+    let isolation: String?
+
+    /// Prints the plan of a run without running it: the digest, then each fault with its time and choice.
+    static func printPlan(seed: UInt64, duration: Double, processes: Int, etcd: Bool) {
+        let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes, etcd: etcd)
+        Console.say("check: plan digest \(planDigest(seed: seed, faults: faults, processes: processes)) (seed \(seed), \(processes) processes, \(Int(duration)) s, \(faults.count) faults planned)")
+        for fault in faults {
+            Console.say(String(format: "%8.3f s  ", fault.time) + (fault.beforeStart ? "before the workers start: " : "") + "\(fault.kind.rawValue) (choice \(fault.choice))")
+        }
+        let kinds = (etcd ? Fault.Kind.etcd : Fault.Kind.files).map { kind in "\(kind.rawValue) \(faults.filter { $0.kind == kind }.count)" }
+        Console.say("check: planned faults: " + kinds.joined(separator: ", "))
+    }
 
     func run() throws -> Int32 {
         let faults = nemesisSchedule(seed: seed, duration: duration, processes: processes, etcd: etcd)
@@ -178,17 +228,38 @@ struct CheckRun {
             root = String(cString: made)
         }
         let layout = CheckLayout(root: root)
-        let nemesis = Nemesis(layout: layout)
+        let nemesis = Nemesis(layout: layout, mountsRefused: isolation == nil ? "not in a mount namespace of the run's own" : nil)
         try nemesis.prepare()
+        // Whatever ends the run (an error thrown included), no mount is left: the namespaces end with the run
+        // anyway, and this makes it so in the run's own mount namespace as soon as it ends.
+        defer { nemesis.unmount() }
         var coordinatorRecords: [HistoryRecord] = []
         var coordinatorSequence = 0
 
         var cluster: EtcdCluster?
+        var network: CheckNetwork?
+        var partitionMethod = "none"
         if etcd {
-            Console.say("check: starting a three-member etcd cluster on loopback")
-            do { cluster = try EtcdCluster() } catch { throw HarnessError.failure("\(error)") }
+            if isolation != nil {
+                do {
+                    network = try CheckNetwork(members: 3)
+                    partitionMethod = "network namespaces: each member in its own, its peer traffic blackholed by routing rules in the run's namespace"
+                } catch {
+                    partitionMethod = "SIGSTOP/SIGCONT pause (network namespaces could not be made: \(error))"
+                }
+            } else {
+                partitionMethod = "SIGSTOP/SIGCONT pause (no network namespaces: the run has no namespaces of its own)"
+            }
+            Console.say("check: starting a three-member etcd cluster" + (network == nil ? " on loopback" : ", each member in a network namespace of its own"))
+            do { cluster = try EtcdCluster(hosts: network?.hosts, launchers: network?.launchers) } catch { throw HarnessError.failure("\(error)") }
+            Console.say("check: partition method: \(partitionMethod)")
         }
-        defer { cluster?.stop() }
+        defer {
+            network?.heal()
+            cluster?.stop()
+        }
+        // The faults planned before the workers start (a bind mount in place before anyone watches).
+        for fault in faults where fault.beforeStart { nemesis.apply(fault) }
         // A name of its own for each run, so that a kept cluster or an earlier run's keys never mix in.
         let prefix = "check-\(seed)-\(getpid())"
         func startWorker(_ number: Int) throws -> CheckWorkerProcess {
@@ -203,16 +274,27 @@ struct CheckRun {
 
         let started = monotonicNow()
         func elapsed() -> Double { Double(monotonicNow() - started) / 1e9 }
+        // Waits until `time` of the run, ending a bind mount whose time is up meanwhile.
+        func wait(until time: Double) {
+            while let mount = nemesis.bindMount, mount.until <= time {
+                let wait = mount.until - elapsed()
+                if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+                nemesis.unmount()
+            }
+            let wait = time - elapsed()
+            if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+        }
         var notReached = 0
-        for fault in faults {
+        var partitionChecks: [String] = []
+        for fault in faults where !fault.beforeStart {
             // An etcd outage takes its time: faults that fall behind the run's end are left out, so that the run
             // ends on time (the plan stays the same; which faults ran is reported).
             guard elapsed() < duration - 1 else {
                 notReached += 1
                 continue
             }
-            let wait = fault.time - elapsed()
-            if wait > 0 { usleep(UInt32(min(wait, 60) * 1e6)) }
+            wait(until: fault.time)
+            let faultBegin = monotonicNow()
             if let cluster, fault.kind != .killWorker {
                 // Each etcd fault lasts 0.5 to 2.4 s, a quorum lost 1 to 4.5 s (longer than the workers' operation
                 // timeout, so that some operations fail while others wait it out); then the cluster is whole again.
@@ -220,6 +302,7 @@ struct CheckRun {
                 let first = fault.choice % size
                 let second = (first + 1 + (fault.choice / size) % (size - 1)) % size
                 let outage = fault.kind == .killTwoMembers ? UInt32(1_000_000 + (fault.choice % 8) * 500_000)
+                    : fault.kind == .partitionMember ? UInt32(1_000_000 + (fault.choice % 20) * 200_000)
                     : UInt32(500_000 + (fault.choice % 20) * 100_000)
                 switch fault.kind {
                 case .killMember:
@@ -232,12 +315,35 @@ struct CheckRun {
                     usleep(outage)
                     try? cluster.start(first)
                     try? cluster.start(second)
+                case .partitionMember:
+                    // Cut off by the network where it can be, else paused (the output says which).
+                    if let network, (try? network.cut(first)) != nil {
+                        // The first cut is verified: the member's peer port is out of the others' reach, and
+                        // its client port still within its workers'.
+                        if partitionChecks.isEmpty {
+                            let member = cluster.members[first]
+                            let others = network.hosts.indices.filter { $0 != first }
+                            let reached = network.reachable(others.map { (from: $0, host: member.host, port: member.peerPort) }
+                                                            + [(from: nil, host: member.host, port: member.clientPort)])
+                            let (peers, clients) = (reached.dropLast(), reached.last == true)
+                            partitionChecks.append("peer port of m\(first) reached by the others while cut: \(peers.contains(true) ? "yes (NOT cut off)" : "no"); client port reached by its workers: \(clients ? "yes" : "no (NOT reachable)")")
+                        }
+                        usleep(outage)
+                        network.heal()
+                    } else {
+                        // A cut that failed half-way is undone first.
+                        network?.heal()
+                        cluster.pause(first)
+                        usleep(outage)
+                        cluster.pause(first, false)
+                    }
                 default:
                     cluster.pause(first)
                     usleep(outage)
                     cluster.pause(first, false)
                 }
                 nemesis.count(fault.kind)
+                nemesis.note("\(fault.kind.rawValue) (choice \(fault.choice): m\(first)" + (fault.kind == .killTwoMembers ? " and m\(second)" : "") + ")", since: faultBegin)
                 continue
             }
             guard fault.kind == .killWorker else {
@@ -247,6 +353,7 @@ struct CheckRun {
             let slot = fault.choice % workers.count
             workers[slot].killNow()
             nemesis.count(.killWorker)
+            nemesis.note("kill -9 of p\(workers[slot].number)", since: faultBegin)
             // A killed writer must leave every domain file whole.
             for domain in CheckLayout.domains where !etcd {
                 let begin = monotonicNow()
@@ -263,8 +370,9 @@ struct CheckRun {
             workers[slot] = try startWorker(nextNumber)
             nextNumber += 1
         }
-        let rest = duration - elapsed()
-        if rest > 0 { usleep(UInt32(rest * 1e6)) }
+        wait(until: duration)
+        // A bind mount still in place ends with the run's time.
+        nemesis.unmount()
 
         // Quiesce: every worker finishes the operation under way; one that does not answer is killed (its
         // operation is then of unknown outcome). Then the watchers settle.
@@ -289,7 +397,19 @@ struct CheckRun {
             let begin = monotonicNow()
             var record = HistoryRecord(process: HistoryRecord.coordinatorProcess, sequence: coordinatorSequence, kind: .final,
                                        domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
-            let stored = cluster.map { Self.etcdDomain(prefix + "." + domain, at: $0.members[0].clientURL) } ?? Nemesis.parse(layout.file(of: domain))
+            var stored: Result<[String: Any]?, Nemesis.ParseFailure>
+            if let cluster {
+                // A member just healed or restarted may not answer at once: every member in turn, for up to 20 s.
+                let giveUp = monotonicNow() + 20_000_000_000
+                var attempt = 0
+                repeat {
+                    stored = Self.etcdDomain(prefix + "." + domain, at: cluster.members[attempt % cluster.members.count].clientURL)
+                    attempt += 1
+                    if case .failure = stored { usleep(200_000) } else { break }
+                } while monotonicNow() < giveUp
+            } else {
+                stored = Nemesis.parse(layout.file(of: domain))
+            }
             switch stored {
             case .success(let stored):
                 record.values = (stored?[CheckLayout.key] as? [String: Any]).map { $0.compactMapValues { $0 as? Int } }
@@ -335,8 +455,17 @@ struct CheckRun {
         Console.say("check: \(operations.count) operations by \(nextNumber) processes, \(notifications) notifications, \(unknown) of unknown outcome, \(operations.count - operations.filter { $0.outcome == .ok }.count - unknown) failed")
         for (error, count) in failures.sorted(by: { $0.value > $1.value }).prefix(8) { Console.say("  failed \(count)×: \(error)") }
         let faultLine = (etcd ? Fault.Kind.etcd : Fault.Kind.files).map { "\($0.rawValue) \(nemesis.counts[$0] ?? 0)" + ((nemesis.skipped[$0] ?? 0) > 0 ? " (\(nemesis.skipped[$0]!) skipped)" : "") }
-        Console.say("check: faults: " + faultLine.joined(separator: ", ") + (notReached > 0 ? "; \(notReached) planned faults left out, the run's time being up" : ""))
+        // `; ` between kinds: a kind's name may hold commas. Scripts/soak.sh totals this line over its runs.
+        Console.say("check: faults: " + faultLine.joined(separator: "; "))
+        if notReached > 0 { Console.say("check: \(notReached) planned faults left out, the run's time being up") }
+        if etcd {
+            Console.say("check: partition method: \(partitionMethod)")
+            for line in partitionChecks { Console.say("check: partition verified: \(line)") }
+        } else {
+            Console.say("check: bind mounts: " + (nemesis.bindMountRefusal.map { "none made (\($0))" } ?? "made in the run's own mount namespace"))
+        }
         Self.print(anomalies, root: root)
+        try? (nemesis.journal.joined(separator: "\n") + "\n").write(toFile: root + "/faults.txt", atomically: true, encoding: .utf8)
         if !anomalies.isEmpty || keep {
             Console.say("check: the files and the history are kept in \(root)")
         } else if directory == nil {

@@ -102,26 +102,38 @@ struct Fault: Equatable {
         case systemFile = "system file appears, changes, goes"
         /// The managed (forced) file of `d0` appearing, changing or going.
         case managedFile = "managed file appears, changes, goes"
+        /// A directory on a domain's path (the preferences directory, or the directory `d1`'s link names) covered
+        /// by a bind mount of a new directory holding hard links to the same files, and unmounted (lazily, so
+        /// that open descriptors keep the covered one) up to 2.2 s later, after the files written meanwhile
+        /// were linked back under the covered path. A plan may mount one before the workers start.
+        case bindMount = "bind mount over a directory of the path, then unmounted"
         /// `kill -9` of a worker, then a new one.
         case killWorker = "kill -9 of a worker"
         /// etcd: `kill -9` of one member, restarted over its data a moment later.
         case killMember = "kill -9 of an etcd member"
         /// etcd: `kill -9` of two members of three at once (quorum lost), restarted a moment later.
         case killTwoMembers = "kill -9 of two etcd members (quorum lost)"
-        /// etcd: `SIGSTOP` of a member, `SIGCONT` a moment later; this also stands for a member cut off from the
-        /// others (no network namespaces are made).
+        /// etcd: `SIGSTOP` of a member, `SIGCONT` a moment later.
         case pauseMember = "SIGSTOP/SIGCONT of an etcd member"
+        /// etcd: a member cut off from the other two for 1 to 4.8 s while the workers attached to it still reach
+        /// it: every member runs in a network namespace of its own, and the run's namespace drops the traffic
+        /// between the cut-off member and the others (blackhole routing rules). Where no namespaces can be made,
+        /// the member is paused instead, and the output says so.
+        case partitionMember = "etcd member cut off from the others"
 
         /// The faults of a run on file domains.
-        static let files: [Kind] = [.recreateDirectory, .renameOverFile, .hardLinkWrite, .retargetSymlink, .systemFile, .managedFile, .killWorker]
+        static let files: [Kind] = [.recreateDirectory, .renameOverFile, .hardLinkWrite, .retargetSymlink, .systemFile, .managedFile, .bindMount, .killWorker]
         /// The faults of a run on etcd domains.
-        static let etcd: [Kind] = [.killMember, .killTwoMembers, .pauseMember, .killWorker]
+        static let etcd: [Kind] = [.killMember, .killTwoMembers, .pauseMember, .partitionMember, .killWorker]
     }
 
     let time: Double
     let kind: Kind
     /// Which domain, worker slot, entry or state: drawn with the fault, its meaning depends on the kind.
     let choice: Int
+
+    /// A fault at time 0 is applied before the workers start (and so before any of them watches).
+    var beforeStart: Bool { time == 0 }
 }
 
 /// The nemesis's faults for a run of `duration` seconds with `processes` workers, from `seed`.
@@ -130,6 +142,10 @@ func nemesisSchedule(seed: UInt64, duration: Double, processes: Int, etcd: Bool 
     var faults: [Fault] = []
     var time = 0.3
     let kinds = etcd ? Fault.Kind.etcd : Fault.Kind.files
+    // On file domains, one run in two starts with a bind mount in place, made before any worker watches.
+    if !etcd, generator.next() % 2 == 0 {
+        faults.append(Fault(time: 0, kind: .bindMount, choice: Int(generator.next() % 1000)))
+    }
     while true {
         // etcd faults last up to seconds each (an outage, then a restart): they are spaced further apart.
         time += etcd ? 1 + Double(generator.next() % 2_000) / 1000 : 0.1 + Double(generator.next() % 900) / 1000

@@ -77,12 +77,17 @@ enum CheckWorker {
         let layout = CheckLayout(root: root)
         let log = try HistoryLog(path: layout.log(of: number), process: number)
         var suites: [String: DefaultsSuite] = [:]
+        // etcd only: suites whose reads are in `.watched` mode (served from a watch's copy within a stated bound),
+        // held by the checker to that bound. A member cut off from the others is where that bound matters.
+        var watchedSuites: [String: DefaultsSuite] = [:]
         for domain in CheckLayout.domains {
             if let etcd {
                 // A short timeout, so that a quorum lost for a few seconds makes operations fail (of unknown or of
                 // no effect, which the checker tells apart) instead of only wait.
                 let storage = try EtcdDomainStorage(endpoints: etcd.endpoints, name: "\(etcd.prefix).\(domain)", timeout: .seconds(2))
                 suites[domain] = DefaultsSuite(persistentDomain: storage, arguments: [])
+                let watched = try EtcdDomainStorage(endpoints: etcd.endpoints, name: "\(etcd.prefix).\(domain)", timeout: .seconds(2), readMode: .watched)
+                watchedSuites[domain] = DefaultsSuite(persistentDomain: watched, arguments: [])
                 continue
             }
             let locations = DefaultsLocations(preferencesDirectory: layout.directory(of: domain), applicationDomainName: domain,
@@ -92,6 +97,11 @@ enum CheckWorker {
         var prefs: [String: CheckedPrefs] = [:]
         var counters: [String: CounterPrefs] = [:]
         var watchers: [String: CheckedPrefs] = [:]
+        var watchedReaders: [String: CheckedPrefs] = [:]
+        for (domain, suite) in watchedSuites { watchedReaders[domain] = CheckedPrefs(key: CheckLayout.key, suite: suite) }
+        // The bound a watched read is held to, in nanoseconds.
+        let (boundSeconds, boundAttoseconds) = EtcdDomainStorage.watchedReadBound.components
+        let watchedBound = UInt64(boundSeconds) * 1_000_000_000 + UInt64(boundAttoseconds / 1_000_000_000)
         var tokens: [PrefsObservation] = []
         var startCollections: [String: [String: Int]] = [:]
         for domain in CheckLayout.domains {
@@ -118,6 +128,15 @@ enum CheckWorker {
             command.store(2, ordering: .sequentiallyConsistent)
         }
         answer("ready")
+
+        func reader(for domain: String, _ sequence: Int, _ record: inout HistoryRecord) -> CheckedPrefs {
+            if sequence % 2 == 1 { return watchers[domain]! }
+            if sequence % 3 == 0, let watched = watchedReaders[domain] {
+                record.staleness = watchedBound
+                return watched
+            }
+            return prefs[domain]!
+        }
 
         var generator = SeededGenerator(seed: seed)
         // Bounded even if the coordinator never says stop.
@@ -174,16 +193,17 @@ enum CheckWorker {
                 error = counters[domain]!.lastError
             // Every other read through the watching instance: its reads may be vouched for by the watch (no
             // system call), the path where stale reads behind links and moved directories were found before.
+            // On etcd, one read in three of the others is in `.watched` mode, recorded with its bound.
             case .read(let domain, let entry):
-                let reader = sequence % 2 == 0 ? prefs[domain]! : watchers[domain]!
+                let reader = reader(for: domain, sequence, &record)
                 record.value = reader[entry] as? Int
                 error = reader.lastError
             case .readAll(let domain):
-                let reader = sequence % 2 == 0 ? prefs[domain]! : watchers[domain]!
+                let reader = reader(for: domain, sequence, &record)
                 record.values = wholeNumbers(reader.values)
                 error = reader.lastError
             case .typedRead(let domain):
-                let reader = sequence % 2 == 0 ? prefs[domain]! : watchers[domain]!
+                let reader = reader(for: domain, sequence, &record)
                 record.value = reader.t
                 error = reader.lastError
             case .readCounter(let domain):

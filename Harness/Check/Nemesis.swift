@@ -15,10 +15,34 @@ final class Nemesis {
     private(set) var counts: [Fault.Kind: Int] = [:]
     private(set) var skipped: [Fault.Kind: Int] = [:]
     private(set) var records: [HistoryRecord] = []
+    /// What the nemesis did, one line each, with its start and end on the history's clock (milliseconds, as
+    /// the anomalies' slices print them): kept as faults.txt beside a kept history, to read an anomaly by.
+    private(set) var journal: [String] = []
     private var sequence = 0
     private var administratorRound = 0
+    /// The bind mount in place, if any.
+    private(set) var bindMount: BindMount?
+    /// Why bind mounts cannot be made on this machine (not root, or no private mount namespace), once known.
+    private(set) var bindMountRefusal: String?
+    private var bindMountSequence = 0
 
-    init(layout: CheckLayout) { self.layout = layout }
+    /// A bind mount of `source` over `target`, a directory on `domain`'s path, to be unmounted at `until`
+    /// seconds of the run; `covered` is a descriptor of the directory it covers, opened before the mount, through
+    /// which the files written meanwhile are linked back.
+    struct BindMount {
+        let domain: String
+        let target: String
+        let source: String
+        let covered: Int32
+        let until: Double
+    }
+
+    /// A nemesis over `layout`. Bind mounts are made only when `mounts` is `nil`; otherwise it says why not
+    /// (each planned one is then counted as skipped).
+    init(layout: CheckLayout, mountsRefused mounts: String? = nil) {
+        self.layout = layout
+        bindMountRefusal = mounts
+    }
 
     /// Makes the directories the faults work on; `d1`'s directory is reached through the link.
     func prepare() throws {
@@ -31,21 +55,38 @@ final class Nemesis {
 
     /// Applies `fault`; `kill` kills a worker (given the fault's choice) and is done by the coordinator.
     func apply(_ fault: Fault) {
+        let begin = monotonicNow()
+        defer { note("\(fault.kind.rawValue) (choice \(fault.choice))", since: begin) }
         let done: Bool
         switch fault.kind {
-        case .recreateDirectory: done = recreateDirectory(holdOpenMicroseconds: UInt32(fault.choice) * 300)
+        case .recreateDirectory:
+            // A mount point cannot be renamed: the mount over it ends first (early).
+            if bindMount?.domain == "d0" { unmount() }
+            done = recreateDirectory(holdOpenMicroseconds: UInt32(fault.choice) * 300)
         case .renameOverFile: done = renameOverFile(domain: CheckLayout.domains[fault.choice % 2])
         case .hardLinkWrite: done = hardLinkWrite(entry: ["a", "b", "c"][fault.choice % 3])
-        case .retargetSymlink: done = retargetSymlink()
+        case .retargetSymlink:
+            if bindMount?.domain == "d1" { unmount() }
+            done = retargetSymlink()
+        case .bindMount:
+            // One mount at a time: one in place ends first.
+            if bindMount != nil { unmount() }
+            // Held 0.3 to 2.2 s; the one made before the workers start, until 0.5 to 2.4 s into the run.
+            done = mountOver(domain: CheckLayout.domains[fault.choice % 2], until: fault.time + (fault.beforeStart ? 0.5 : 0.3) + Double(fault.choice % 20) / 10)
         case .systemFile: done = administratorFile(directory: layout.systemDirectory, entry: CheckLayout.systemEntry, present: fault.choice % 3 != 0)
         case .managedFile: done = administratorFile(directory: layout.managedDirectory, entry: CheckLayout.managedEntry, present: fault.choice % 3 != 0)
-        case .killWorker, .killMember, .killTwoMembers, .pauseMember: done = true
+        case .killWorker, .killMember, .killTwoMembers, .pauseMember, .partitionMember: done = true
         }
         if done { counts[fault.kind, default: 0] += 1 } else { skipped[fault.kind, default: 0] += 1 }
     }
 
     /// Counts a fault the coordinator made (a kill of a worker, the etcd faults).
     func count(_ kind: Fault.Kind) { counts[kind, default: 0] += 1 }
+
+    /// Adds a line to the journal: `what`, from `begin` to now.
+    func note(_ what: String, since begin: UInt64) {
+        journal.append(String(format: "[%.3f–%.3f] ", Double(begin) / 1e6, Double(monotonicNow()) / 1e6) + what)
+    }
 
     // MARK: Locks
 
@@ -124,7 +165,9 @@ final class Nemesis {
             guard let contents = try? PropertyListSerialization.data(fromPropertyList: domain, format: .binary, options: 0) else { return false }
             let linkPath = layout.scratch + "/hardlink"
             unlink(linkPath)
-            guard link(file, linkPath) == 0 else { return false }
+            // link(2) does not cross mounts: under a bind mount, the same file is linked from the mounted directory.
+            let named = bindMount?.domain == "d0" ? bindMount!.source + "/d0.plist" : file
+            guard link(named, linkPath) == 0 else { return false }
             defer { unlink(linkPath) }
             var record = HistoryRecord(process: HistoryRecord.nemesisProcess, sequence: sequence, kind: .write, domain: "d0", key: CheckLayout.key,
                                        entry: entry, value: value, start: monotonicNow(), end: nil, outcome: .unknown)
@@ -172,6 +215,77 @@ final class Nemesis {
         let temporary = directory + "/.d0.plist.new"
         guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o644]) else { return false }
         return rename(temporary, file) == 0
+    }
+
+    /// Makes a new directory holding hard links to the files of the directory on `domain`'s path, and bind
+    /// mounts it over that directory, holding the domain's lock (so no write is under way: the files seen
+    /// through the mount are those stored).
+    private func mountOver(domain: String, until: Double) -> Bool {
+        guard bindMountRefusal == nil else { return false }
+        return withLock(of: domain) {
+            let target: String
+            if domain == "d0" {
+                target = layout.preferences
+            } else {
+                guard let current = try? FileManager.default.destinationOfSymbolicLink(atPath: layout.link) else { return false }
+                target = layout.root + "/" + current
+            }
+            bindMountSequence += 1
+            let source = layout.root + "/bind\(bindMountSequence)"
+            guard mkdir(source, 0o700) == 0 else { return false }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? [] where link(target + "/" + name, source + "/" + name) != 0 {
+                _ = removeTree(source)
+                return false
+            }
+            let covered = open(target, 0o10_000_000 /* O_PATH */ | O_DIRECTORY | O_CLOEXEC)
+            guard covered >= 0 else {
+                _ = removeTree(source)
+                return false
+            }
+            guard CheckIsolation.mount(source, target, flags: 4096 /* MS_BIND */) else {
+                let reason = String(cString: strerror(errno))
+                if errno == EPERM || errno == EACCES { bindMountRefusal = "mount(2) refused: \(reason)" }
+                close(covered)
+                _ = removeTree(source)
+                return false
+            }
+            bindMount = BindMount(domain: domain, target: target, source: source, covered: covered, until: until)
+            journal.append("  mounted \(source) over \(target)")
+            return true
+        }
+    }
+
+    /// Ends the bind mount in place, if any: holding the domain's lock, links the files of the mounted
+    /// directory back into the covered one (renamed over what it holds, what it no longer holds removed), then
+    /// unmounts lazily (a process that holds a descriptor in the mounted directory keeps it), and removes the
+    /// mounted directory. Bounded by the lock's 5 s; the unmount is made even without the lock.
+    func unmount() {
+        guard let mount = bindMount else { return }
+        bindMount = nil
+        let begin = monotonicNow()
+        defer { note("unmounted \(mount.target) (mounted from \(mount.source))", since: begin) }
+        defer { close(mount.covered) }
+        var unmounted = false
+        _ = withLock(of: mount.domain) {
+            let names = Set((try? FileManager.default.contentsOfDirectory(atPath: mount.source)) ?? [])
+            for name in names {
+                var mounted = stat(), covered = stat()
+                guard stat(mount.source + "/" + name, &mounted) == 0 else { continue }
+                if fstatat(mount.covered, name, &covered, AT_SYMLINK_NOFOLLOW) == 0, covered.st_ino == mounted.st_ino { continue }
+                unlinkat(mount.covered, ".nemesis-link", 0)
+                if linkat(AT_FDCWD, mount.source + "/" + name, mount.covered, ".nemesis-link", 0) == 0 {
+                    renameat(mount.covered, ".nemesis-link", mount.covered, name)
+                }
+            }
+            let coveredNames = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd/\(mount.covered)")) ?? []
+            for name in coveredNames where !names.contains(name) { unlinkat(mount.covered, name, 0) }
+            // Still holding the lock: a writer waiting for it would otherwise write into the mounted directory
+            // after the last link back, and its acknowledged write would vanish with the mount.
+            unmounted = CheckIsolation.unmountLazily(mount.target)
+            return true
+        }
+        if !unmounted { _ = CheckIsolation.unmountLazily(mount.target) }
+        _ = removeTree(mount.source)
     }
 
     // MARK: Reading what is stored, without the library

@@ -75,6 +75,11 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     public var outcome: Outcome
     /// The error an operation reported, as the library described it.
     public var error: String?
+    /// For a read in a mode that may serve a copy (etcd's `ReadMode.watched`): how stale, in nanoseconds,
+    /// the library promises it may be. The checker then reports it stale only when the write that
+    /// overwrote its value was acknowledged that long before the read began, and leaves it out of the
+    /// process's order of reads (backwards reads). `nil`: a read that must be fresh.
+    public var staleness: UInt64?
 
     /// The process number of the nemesis's own writes.
     public static let nemesisProcess = 9_999
@@ -85,10 +90,10 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     public init(process: Int, sequence: Int, kind: Kind, domain: String, key: String, entry: String? = nil,
                 value: Int? = nil, values: [String: Int]? = nil, old: [String: Int]? = nil,
                 system: [String: Int]? = nil, managed: [String: Int]? = nil,
-                start: UInt64, end: UInt64?, outcome: Outcome, error: String? = nil) {
+                start: UInt64, end: UInt64?, outcome: Outcome, error: String? = nil, staleness: UInt64? = nil) {
         (self.process, self.sequence, self.kind, self.domain, self.key, self.entry) = (process, sequence, kind, domain, key, entry)
         (self.value, self.values, self.old, self.system, self.managed) = (value, values, old, system, managed)
-        (self.start, self.end, self.outcome, self.error) = (start, end, outcome, error)
+        (self.start, self.end, self.outcome, self.error, self.staleness) = (start, end, outcome, error, staleness)
     }
 
     /// The record as one line of JSON, without a newline.
@@ -122,7 +127,8 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
             what = "final \(domain)/\(key) = \(show(values)), counter \(value ?? 0), system \(show(system)), managed \(show(managed))"
         }
         let result = outcome == .ok ? "" : " (\(outcome.rawValue)\(error.map { ": \($0)" } ?? ""))"
-        return "\(who) \(time) \(what)\(result)"
+        let mode = staleness.map { " (watched: up to \(Self.milliseconds($0)) ms stale)" } ?? ""
+        return "\(who) \(time) \(what)\(mode)\(result)"
     }
 
     static func milliseconds(_ nanoseconds: UInt64) -> String {

@@ -207,13 +207,17 @@ public func checkHistory(_ records: [HistoryRecord], checkedEntries: Set<String>
             return
         }
         let latest = producer.latestEnding
-        if let overwriter = register.overwriter(endingBefore: read.record.start, startingAfter: latest.record == nil ? nil : latest.end) {
+        // A read that may serve a copy is held to its stated bound: only a write acknowledged that long before it
+        // began must be seen.
+        let mustSeeBefore = read.record.start - min(read.record.staleness ?? 0, read.record.start)
+        if let overwriter = register.overwriter(endingBefore: mustSeeBefore, startingAfter: latest.record == nil ? nil : latest.end) {
             let written = overwriter.value.map(String.init) ?? "nil"
             anomalies.append(Anomaly(
                 kind: isFinal ? .lostWrite : .staleRead,
                 message: isFinal
                     ? "\(read.place.name) ended as \(shown), but the acknowledged write of \(written) came after every write of \(shown) and nothing wrote after it"
-                    : "\(read.place.name) read \(shown), but \(written) was written after every write of \(shown) and acknowledged before the read began",
+                    : "\(read.place.name) read \(shown), but \(written) was written after every write of \(shown) and acknowledged before the read began"
+                        + (read.record.staleness.map { " (more than the \(HistoryRecord.milliseconds($0)) ms its mode allows)" } ?? ""),
                 slice: [latest.record, overwriter.record, read.record].compactMap { $0 }))
         }
     }
@@ -226,8 +230,10 @@ public func checkHistory(_ records: [HistoryRecord], checkedEntries: Set<String>
 
     // Backwards reads: a process's later read returning a value every producer of which ended before any
     // producer of the value its earlier read returned had started.
+    // Reads that may serve a copy are held to their bound above, not to the order of the process's reads.
     var recentReads: [Int: [Place: [RegisterRead]]] = [:]
-    for read in reads.sorted(by: { ($0.record.process, $0.record.sequence) < ($1.record.process, $1.record.sequence) }) {
+    for read in reads.sorted(by: { ($0.record.process, $0.record.sequence) < ($1.record.process, $1.record.sequence) })
+        where read.record.staleness == nil {
         let register = registers[read.place] ?? empty
         var earlier = recentReads[read.record.process, default: [:]][read.place, default: []]
         if let now = register.producers(of: read.value, before: read.record.end ?? UInt64.max) {

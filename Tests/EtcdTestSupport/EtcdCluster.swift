@@ -33,7 +33,9 @@ package final class EtcdCluster: Sendable {
         package let clientPort: Int
         package let peerPort: Int
         package let secure: Bool
-        package var clientURL: URL { URL(string: "\(secure ? "https" : "http")://127.0.0.1:\(clientPort)")! }
+        /// The address it listens on: 127.0.0.1, or its own in a network namespace of its own.
+        package var host = "127.0.0.1"
+        package var clientURL: URL { URL(string: "\(secure ? "https" : "http")://\(host):\(clientPort)")! }
     }
 
     /// The server certificate and key of `https` client URLs, and the CA that signed them.
@@ -49,6 +51,7 @@ package final class EtcdCluster: Sendable {
     private let processes = Mutex<[Int: Process]>([:])
     private let reaper = Mutex<Process?>(nil)
     private let extraArguments: [String]
+    private let launchers: [[String]]
 
     /// The client URLs of every member, in member order.
     package var endpoints: [URL] { members.map(\.clientURL) }
@@ -62,12 +65,19 @@ package final class EtcdCluster: Sendable {
     /// - Parameter arguments: More `etcd` flags for every member (for example `--max-request-bytes`).
     /// - Parameter tls: Serve the client URLs over `https` with these files.
     ///   `skipReadiness`: return once started, without waiting for a read to succeed (for a member no client can verify).
-    package init(size: Int = 3, arguments: [String] = [], tls: TLSFiles? = nil, skipReadiness: Bool = false) throws {
+    /// - Parameter hosts: The address of each member (default 127.0.0.1 for all), and `launchers` the command
+    ///   that starts a program where that address is (`ip netns exec NAME` for a member in a network namespace
+    ///   of its own: `harness check` cuts such a member off from the others).
+    package init(size: Int = 3, arguments: [String] = [], tls: TLSFiles? = nil, skipReadiness: Bool = false,
+                 hosts: [String]? = nil, launchers: [[String]]? = nil) throws {
         guard Self.binary != nil else { throw EtcdClusterError.notInstalled }
         let ports = try freePorts(2 * size)
         members = (0..<size).map {
-            Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
+            var member = Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
+            if let hosts { member.host = hosts[$0] }
+            return member
         }
+        self.launchers = launchers ?? Array(repeating: [], count: size)
         self.tls = tls
         extraArguments = arguments + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
         try startReaper()
@@ -125,14 +135,14 @@ package final class EtcdCluster: Sendable {
     }
 
     private func arguments(for member: Member) -> [String] {
-        let cluster = members.map { "\($0.name)=http://127.0.0.1:\($0.peerPort)" }.joined(separator: ",")
+        let cluster = members.map { "\($0.name)=http://\($0.host):\($0.peerPort)" }.joined(separator: ",")
         return [
             "--name", member.name,
             "--data-dir", directory.appending(member.name),
             "--listen-client-urls", member.clientURL.absoluteString,
             "--advertise-client-urls", member.clientURL.absoluteString,
-            "--listen-peer-urls", "http://127.0.0.1:\(member.peerPort)",
-            "--initial-advertise-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--listen-peer-urls", "http://\(member.host):\(member.peerPort)",
+            "--initial-advertise-peer-urls", "http://\(member.host):\(member.peerPort)",
             "--initial-cluster", cluster,
             "--initial-cluster-token", "rvs-prefs-test",
             "--initial-cluster-state", "new",
@@ -145,8 +155,10 @@ package final class EtcdCluster: Sendable {
     /// Starts (or restarts, over its data) member `index`.
     package func start(_ index: Int) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary!)
-        process.arguments = arguments(for: members[index])
+        // A launcher execs the binary in the same process (`ip netns exec`), so the process id stays the member's.
+        let command = launchers[index] + [Self.binary!] + arguments(for: members[index])
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -52,6 +52,28 @@ struct HistoryCheckerTests {
         #expect(anomalies.first?.slice.last?.process == 3)
     }
 
+    @Test("a watched read is held to its staleness bound: stale only when the overwrite was acknowledged longer before it, and never backwards")
+    func watchedReadWithinItsBound() {
+        func watchedRead(overwrittenAt end: UInt64, readAt start: UInt64) -> [Anomaly] {
+            var history = Builder()
+            history.write(1, 0, 10, "a", 100)
+            history.read(3, 20, 25, "a", 100)
+            history.write(2, end - 10, end, "a", 200)
+            // A fresh read of the new value, then a watched read (1 s bound) of the old one.
+            history.read(3, end + 5, end + 8, "a", 200)
+            history.add(3, .read, start, start + 5, entry: "a", value: 100)
+            history.records[history.records.count - 1].staleness = 1_000_000_000
+            return history.check()
+        }
+        // 600 ms after the overwrite: within the bound, neither stale nor backwards.
+        #expect(watchedRead(overwrittenAt: 1_000, readAt: 1_600).isEmpty)
+        // 1.5 s after: past the bound, stale (and said so).
+        let late = watchedRead(overwrittenAt: 1_000, readAt: 2_500)
+        #expect(late.map(\.kind) == [.staleRead])
+        #expect(late.first?.message.contains("more than the 1000.000 ms its mode allows") == true)
+        #expect(late.first?.slice.last?.description.contains("(watched: up to 1000.000 ms stale)") == true)
+    }
+
     @Test("an absent entry read after an acknowledged write and no removal since is stale")
     func staleAbsentRead() {
         var history = Builder()
