@@ -582,11 +582,21 @@ public final class DefaultsSuite: Sendable {
     ///
     /// Values are whole, except that managed and system domains combine entry by entry (see
     /// ``lookup(_:)``).
-    /// - Throws: The read errors of the suite's domains.
+    /// An administrator's file that cannot be used is left out, as every read of a key leaves it out
+    /// (``warnings(forCollection:)`` tells why).
+    /// - Throws: The read errors of the suite's other domains.
     public func propertyListRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
         _ = try persistentDomain.snapshot()  // first: an unreadable domain file shows nothing
         var keys = Set<String>()
-        for source in sources { keys.formUnion(try source.storage.snapshot().contents.keys) }
+        var ignored: [PrefsError] = []
+        for index in sources.indices {
+            // The same rule as `search`: a whole-value domain's read error fails the read, an administrator's is skipped.
+            if combinations[index] == .wholeValue {
+                keys.formUnion(try sources[index].storage.snapshot().contents.keys)
+            } else if let snapshot = Self.administratorSnapshot(sources[index], problems: &ignored) {
+                keys.formUnion(snapshot.contents.keys)
+            }
+        }
         var merged: [String: PropertyListValue] = [:]
         for key in keys {
             if let found = try find(key) { merged[key] = found.value }

@@ -359,6 +359,20 @@ struct LastWarningsTests {
         }
     }
 
+    @Test("The whole search list (dictionaryRepresentation) leaves out an ignored administrator's file, as a read of one key does, instead of failing")
+    func wholeSearchListSkipsAnIgnoredFile() throws {
+        fixture.install(["appearance": .string("dark")], at: fixture.managedFile, mode: 0o666)
+        fixture.install(["volume": .integer(3)], at: fixture.xdgFile, mode: 0o644)
+        try FileManager.default.createDirectory(atPath: fixture.preferences, withIntermediateDirectories: true)
+        fixture.install(["launchCount": .integer(2)], at: fixture.userFile)
+        let suite = try fixture.suite()
+        let everything = try suite.propertyListRepresentation()
+        // The system default merged entry by entry under the user's, the ignored forced entry left out.
+        #expect(everything[fixture.storageKey] == .dictionary(["launchCount": .integer(2), "volume": .integer(3)]))
+        #expect(suite.dictionaryRepresentation()[fixture.storageKey] != nil)
+        #expect(suite.lastError == nil, "\(String(describing: suite.lastError))")
+    }
+
     @Test("lastWarnings is replaced by every operation: empty once the administrator's file is fixed, and a failure's lastError comes without old warnings")
     func warningsAreReplaced() throws {
         fixture.install(["appearance": .string("dark")], at: fixture.managedFile, mode: 0o666)
