@@ -37,6 +37,11 @@ enum BenchCommand: Subcommand {
           --directory PATH  work in PATH instead of a private temporary directory
           --count-reads CASE:N  only N reads of CASE (read, read-watched, read-typed,
                             read-typed-watched), for Scripts/read-instructions.sh
+          --watchers N,N... only the watchers-N cases, for these numbers of watching instances (by
+                            default the full run measures 1, 100, 2000 and 20000): start_us to make
+                            them and start their watches, then for one plain rename over the domain
+                            file first_told_us and all_told_us until the first and last observer is
+                            told, and told_cpu_us, the process's CPU time (getrusage) meanwhile
         """ }
 
     static func run(_ arguments: Arguments, _ context: HarnessContext) throws {
@@ -53,6 +58,17 @@ enum BenchCommand: Subcommand {
             let workspace = try BenchWorkspace(directory: context.directory)
             defer { workspace.removeIfPrivate() }
             try BenchReadCount.run(specification, workspace: workspace)
+            return
+        }
+        // The watchers cases only: they need no peer, so no child process either.
+        if let counts = try arguments.option("--watchers", needs: "numbers of watchers, like 1,100,2000") { text -> [Int]? in
+            let counts = text.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+            return counts.isEmpty ? nil : counts
+        } {
+            try arguments.finish { "unknown option \($0) (see harness bench --help)" }
+            let workspace = try BenchWorkspace(directory: context.directory)
+            defer { workspace.removeIfPrivate() }
+            for count in counts { Console.say(try watchersCase(workspace, count: count).line) }
             return
         }
         let quick = arguments.flag("--quick")
@@ -110,6 +126,9 @@ enum BenchCommand: Subcommand {
         record(try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
                                       idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10))
         Console.say(negativeFiguresNote)
+        for count in sampleCount != nil ? [1, 100] : Self.watcherCounts {
+            record(try watchersCase(workspace, count: count))
+        }
         Console.say()
         Console.say(BenchResult.table(results))
         if let jsonPath {
