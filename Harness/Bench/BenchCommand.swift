@@ -61,10 +61,11 @@ enum BenchCommand: Subcommand {
             return
         }
         // The watchers cases only: they need no peer, so no child process either.
-        if let counts = try arguments.option("--watchers", needs: "numbers of watchers, like 1,100,2000") { text -> [Int]? in
+        let watcherCounts = try arguments.option("--watchers", needs: "numbers of watchers, like 1,100,2000", { text -> [Int]? in
             let counts = text.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
             return counts.isEmpty ? nil : counts
-        } {
+        })
+        if let counts = watcherCounts {
             try arguments.finish { "unknown option \($0) (see harness bench --help)" }
             let workspace = try BenchWorkspace(directory: context.directory)
             defer { workspace.removeIfPrivate() }

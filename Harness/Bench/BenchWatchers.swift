@@ -8,6 +8,7 @@ import Glibc
 import RVS_PersistentPrefs
 import Synchronization
 import TestSupport
+import PrefsTool
 
 /// Counts the observers told of one value, and notes when the first and the last were told.
 private final class ToldCounter: Sendable {
