@@ -161,8 +161,10 @@ public final class DefaultsSuite: Sendable {
     /// the suite keeps what reads found (see ``find(_:collection:problems:)``); `nil` when some cannot
     /// (an in-memory domain, another machine's, a backend of the app's own).
     private let epochVouched: [any EpochVouchedStorage]?
-    /// Whether the domains were asked to start vouching, at the first read.
-    private let vouchingStarted = Atomic<Bool>(false)
+    /// 0 before the first read through ``keptOrSearched``, 1 after it, 2 once the domains were asked to start
+    /// vouching, at the second: a process that reads once (a command-line tool) pays for no watch it would
+    /// never use, and one that reads again has its reads served from what it kept from the third on.
+    private let vouchingStage = Atomic<UInt8>(0)
 
     /// What a read of one key found, kept while the epoch it was found at stands still. (A class: a
     /// read takes it out of the lock as one reference.)
@@ -344,9 +346,13 @@ public final class DefaultsSuite: Sendable {
     /// the search list is searched, and what it found kept when every domain vouches for its read.
     private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError],
                                 _ vouched: [any EpochVouchedStorage]) throws(PrefsError) -> Found? {
-        if !vouchingStarted.load(ordering: .acquiring) {
-            for domain in vouched { domain.startVouching() }
-            vouchingStarted.store(true, ordering: .releasing)
+        if vouchingStage.load(ordering: .acquiring) != 2 {
+            // The first read validates its domains by their files alone (nothing vouches yet: nothing is
+            // kept); the second starts the watches.
+            if !vouchingStage.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+                for domain in vouched { domain.startVouching() }
+                vouchingStage.store(2, ordering: .releasing)
+            }
         }
         // Invariant F5: evidence before the read (the epoch, then the search).
         let epoch = ReadEpoch.currentForRead()

@@ -21,10 +21,13 @@ enum InotifyCalls {
     }
 
     /// Watches the directory at `path`; the same directory watched twice gives the same descriptor.
+    /// - Parameter following: Whether a symbolic link as the last component is followed; without, it fails
+    ///   with `ENOTDIR` (a proven path has none).
     /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
     ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
-    static func addWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
-        try retryingInterrupted { inotify_add_watch(fd, path, directoryMask) }
+    static func addWatch(_ fd: Int32, _ path: String, following: Bool) throws(PrefsErrno) -> Int32 {
+        let mask = following ? directoryMask : directoryMask | UInt32(IN_DONT_FOLLOW)
+        return try retryingInterrupted { inotify_add_watch(fd, path, mask) }
     }
 
     /// What every directory above a trusted watched directory is watched for: being moved or removed, which
@@ -39,7 +42,7 @@ enum InotifyCalls {
         | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
 
     /// Watches the directory at `path` for ``ancestorMask``; the same directory gives the same descriptor as
-    /// ``addWatch(_:_:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
+    /// ``addWatch(_:_:following:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
     static func addAncestorWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
         try retryingInterrupted { inotify_add_watch(fd, path, ancestorMask) }
     }

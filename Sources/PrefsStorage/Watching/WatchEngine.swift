@@ -16,6 +16,9 @@ import Synchronization
 /// - Handlers run on the watch thread, one at a time, outside the mutex; a handler is told only that its
 ///   file may have changed (coalesced: one call for any number of events drained together), and must
 ///   read the file to learn what changed.
+/// - One ``WatchedFile`` per watched path, shared by every subscription to it: one watch chain, one
+///   generation (its tracker's stamp), resolved and told once per event however many subscribe; adding or
+///   removing a subscription, and telling whether the path is vouched for, cost O(1) in their number.
 /// - Every event drained that may concern a watched file changes its tracker's stamp (an overflow
 ///   changes them all), under the same mutex, so that a read can ask "has anything changed this file
 ///   since I cached it?" without a `stat()`.
@@ -137,7 +140,7 @@ package final class WatchEngine: ReadFreshness {
     // MARK: Subscribing
 
     /// Starts watching `directory/fileName`; `handler` is called on the watch thread after it may have
-    /// changed.
+    /// changed. O(1) in the number of subscriptions: a path already watched is shared, not resolved again.
     func add(directory: String, fileName: String, fallback: DomainWatching.Fallback, pollingInterval: Duration,
              handler: @escaping @Sendable () -> Void) -> WatchSubscription.ID {
         state.withLock { state in
@@ -145,14 +148,28 @@ package final class WatchEngine: ReadFreshness {
             // also polls the subscriptions made while there was none.
             if state.runner == nil { startRunner(&state) }
             let path = directory == "/" ? "/" + fileName : directory + "/" + fileName
-            var subscription = WatchSubscription(id: state.subscriptions.makeID(), directory: directory, fileName: fileName,
-                                                 fallback: fallback, pollingInterval: pollingInterval,
-                                                 freshness: state.journal.tracker(forPath: path, engine: self), handler: handler)
-            state.paths.resolve(&subscription, inotify: state.runner?.inotify ?? -1)
-            state.subscriptions[subscription.id] = subscription
-            Self.updateVouching(&state, for: subscription.freshness)
+            let subscription = WatchSubscription(id: state.subscriptions.makeID(), filePath: path, fallback: fallback,
+                                                 pollingInterval: pollingInterval, handler: handler)
+            var file = state.subscriptions.files[path]
+                ?? WatchedFile(directory: directory, fileName: fileName, filePath: path,
+                               freshness: state.journal.tracker(forPath: path, engine: self))
+            let wasPolling = file.pollingInterval
+            let wasListening = file.listening > 0
+            file.add(subscription)
+            state.subscriptions.insert(subscription)
+            let inotify = state.runner?.inotify ?? -1
+            // Resolved when new, when its first listener comes, or when it was resolved without the
+            // inotify descriptor there is now (made while no thread could be).
+            if file.subscribers.count == 1 || (!wasListening && file.listening > 0) || file.resolvedWith != inotify {
+                state.paths.resolve(&file, inotify: inotify)
+            }
+            state.subscriptions.files[path] = file
+            Self.updateVouching(&state, path)
             // A new polling subscription may need a shorter wait than the thread is in.
-            if subscription.polls, let wake = state.runner?.wake, wake >= 0 { InotifyCalls.wake(wake) }
+            if let interval = file.pollingInterval, wasPolling.map({ interval < $0 }) ?? true,
+               let wake = state.runner?.wake, wake >= 0 {
+                InotifyCalls.wake(wake)
+            }
             return subscription.id
         }
     }
@@ -161,9 +178,21 @@ package final class WatchEngine: ReadFreshness {
     /// (unless called from a handler, on the thread itself, which then ends right after the handler).
     func remove(_ id: WatchSubscription.ID) {
         let stopping: WatchRunner? = state.withLock { state in
-            guard let subscription = state.subscriptions.remove(id) else { return nil }
-            state.paths.release(subscription, inotify: state.runner?.inotify ?? -1)
-            Self.updateVouching(&state, for: subscription.freshness)
+            guard let subscription = state.subscriptions.remove(id),
+                  var file = state.subscriptions.files[subscription.filePath] else { return nil }
+            let inotify = state.runner?.inotify ?? -1
+            file.remove(subscription)
+            if file.subscribers.isEmpty {
+                state.paths.release(file, inotify: inotify)
+                state.subscriptions.files[subscription.filePath] = nil
+                state.subscriptions.dirty.remove(subscription.filePath)
+                Self.stopVouching(&state, file)
+            } else {
+                // Its last listener gone, the path's watches go too: it polls, like its subscribers.
+                if file.listening == 0 && file.chain.isEmpty == false { state.paths.resolve(&file, inotify: inotify) }
+                state.subscriptions.files[subscription.filePath] = file
+                Self.updateVouching(&state, subscription.filePath)
+            }
             guard state.subscriptions.isEmpty, let runner = state.runner else { return nil }
             state.runner = nil
             state.paths = WatchedPaths()
@@ -182,8 +211,10 @@ package final class WatchEngine: ReadFreshness {
     /// How a subscription is watched now: by events, by polling, or both.
     func mode(of id: WatchSubscription.ID) -> (events: Bool, polls: Bool) {
         state.withLock { state in
-            let subscription = state.subscriptions[id]
-            return (subscription?.wd != nil, subscription?.polls ?? false)
+            guard let subscription = state.subscriptions[id], let file = state.subscriptions.files[subscription.filePath] else {
+                return (false, false)
+            }
+            return (file.wd != nil && !subscription.refusesEvents, file.pathPolls || subscription.forcesPolling)
         }
     }
 
@@ -220,18 +251,18 @@ package final class WatchEngine: ReadFreshness {
             guard let timeout else { break }
             let mountsChanged = InotifyCalls.waitForInput(descriptors, mounts: mounts, timeout: timeout)
             if wake >= 0 { InotifyCalls.drainWakeUps(wake) }
-            let toPoll: [(WatchSubscription.ID, String)]? = state.withLock { state in
+            let toPoll: [String]? = state.withLock { state in
                 guard let runner = state.runner, runner.serial == serial else { return nil }
                 // The thread's own descriptor told of the change; the reads' one is taken too, so that the
                 // change is applied once, and no later read applies it again.
                 applyMountChange(&state, runner, checkAgain: mountsChanged)
                 drain(&state, runner)
                 guard state.polling.takeDuePoll(interval: state.subscriptions.pollingInterval) else { return [] }
-                return state.subscriptions.entries.values.filter(\.polls).map { ($0.id, $0.filePath) }
+                return state.subscriptions.files.values.filter(\.polls).map(\.filePath)
             }
             guard let toPoll else { break }
             // `stat()` outside the mutex: on a hung network mount it may block for long.
-            let stamps = toPoll.map { ($0.0, FileIdentity.polled($0.1)) }
+            let stamps = toPoll.map { ($0, FileIdentity.polled($0)) }
             let due = state.withLock { state in
                 if !stamps.isEmpty { Self.record(&state, stamps) }
                 return state.subscriptions.takeDue()
@@ -245,31 +276,29 @@ package final class WatchEngine: ReadFreshness {
         }
     }
 
-    /// Marks the polled subscriptions whose file's identity changed, or is too recent to tell.
-    private static func record(_ state: inout State, _ stamps: [(WatchSubscription.ID, FileIdentity?)]) {
-        for (id, stamp) in stamps {
-            guard var subscription = state.subscriptions[id], subscription.polls else { continue }
-            if stamp != subscription.lastStamp || subscription.lastStampWasRecent {
-                state.subscriptions.dirty.insert(id)
-                state.journal.touch(subscription.freshness)
+    /// Marks the polled paths whose file's identity changed, or is too recent to tell.
+    private static func record(_ state: inout State, _ stamps: [(String, FileIdentity?)]) {
+        for (path, stamp) in stamps {
+            guard var file = state.subscriptions.files[path], file.polls else { continue }
+            if stamp != file.lastStamp || file.lastStampWasRecent {
+                state.subscriptions.dirty.insert(path)
+                state.journal.touch(file.freshness)
                 // Where the path could not be proven (a symbolic link on it, say), a change may mean that it
                 // leads elsewhere now: resolve it again, so that its events come from there.
-                if stamp != subscription.lastStamp && !subscription.proven && subscription.nextComponent == nil,
-                   let inotify = state.runner?.inotify {
-                    state.paths.resolve(&subscription, inotify: inotify)
-                    state.subscriptions[id] = subscription
-                    Self.updateVouching(&state, for: subscription.freshness)
+                if stamp != file.lastStamp && !file.proven && file.nextComponent == nil, let inotify = state.runner?.inotify {
+                    state.paths.resolve(&file, inotify: inotify)
                 }
             }
-            subscription.lastStamp = stamp
-            subscription.lastStampWasRecent = stamp?.isRecentForPolling ?? false
-            state.subscriptions[id] = subscription
+            file.lastStamp = stamp
+            file.lastStampWasRecent = stamp?.isRecentForPolling ?? false
+            state.subscriptions.files[path] = file
+            updateVouching(&state, path)
         }
     }
 
     // MARK: Events
 
-    /// Reads every queued event, marks the subscriptions they concern, and changes their trackers' stamps.
+    /// Reads every queued event, marks the paths they concern, and moves their generations.
     private func drain(_ state: inout State, _ runner: WatchRunner) {
         guard runner.inotify >= 0 else { return }
         drainSequence.add(1, ordering: .acquiringAndReleasing)
@@ -284,6 +313,12 @@ package final class WatchEngine: ReadFreshness {
         if !events.isEmpty { ReadEpoch.advance() }
     }
 
+    /// What makes an entry of a directory on a path another one: made, removed, or renamed.
+    private static let entryChanges = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
+    /// Applies one event to the paths it concerns, found through the watch it came from (never by the path a
+    /// watch was placed at, which may have moved since): O(paths concerned), whatever the number of
+    /// subscriptions.
     private static func apply(_ event: InotifyCalls.Event, to state: inout State, inotify: Int32) {
         let ignored = event.mask & UInt32(IN_IGNORED) != 0
         if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
@@ -292,120 +327,99 @@ package final class WatchEngine: ReadFreshness {
             everythingMayHaveChanged(&state, inotify: inotify)
             return
         }
-        if state.paths.files[event.wd] != nil {
+        if let paths = state.paths.paths(ofFileWatch: event.wd) {
             // The domain file's own inode: written in place, linked, unlinked, under any of its names.
             if ignored { state.paths.forget(event.wd) }
-            for id in state.subscriptions.ids(where: { $0.fileWatch == event.wd }) {
-                if ignored { state.subscriptions[id]?.fileWatch = nil }
-                changed(id, &state)
+            for path in paths {
+                if ignored { state.subscriptions.files[path]?.fileWatch = nil }
+                changed(path, &state)
             }
             return
         }
-        guard let moved = state.paths.directories[event.wd]?.path else { return }
         if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
-            // A directory went away or moved: the paths through it may lead elsewhere now, so the
-            // subscriptions below it, or waiting in it, are resolved afresh.
+            // A directory on some paths went away or moved: they may lead elsewhere now, and are resolved afresh.
+            let concerned = state.paths.paths(through: event.wd)
+            state.paths.forgetPlaced()
             if ignored { state.paths.forget(event.wd) }
-            let concerned = state.subscriptions.ids { subscription in
-                subscription.wd == event.wd || subscription.ancestors.contains(event.wd)
-                    || PathBytes.isBelow(subscription.directory, moved)
-            }
-            for id in concerned {
-                if ignored, state.subscriptions[id]?.wd == event.wd { state.subscriptions[id]?.wd = nil }
-                resolve(id, &state, inotify: inotify)
-                changed(id, &state)
+            for path in concerned {
+                resolve(path, &state, inotify: inotify)
+                changed(path, &state)
             }
             return
         }
-        var resolvedByPath: [WatchSubscription.ID] = []
-        if event.mask & UInt32(IN_ISDIR) != 0, !event.name.isEmpty {
-            // A directory made, removed or renamed in a parent on a watched path: the path may lead to another
-            // directory now. Its own events cannot tell: one removed while held sends nothing until the last
-            // reference goes, and the one made in its place is not watched yet.
-            let child = moved == "/" ? "/" + event.name : moved + "/" + event.name
-            resolvedByPath = state.subscriptions.ids { subscription in
-                subscription.nextComponent == nil
-                    && (subscription.directory == child || PathBytes.isBelow(subscription.directory, child))
-            }
-            for id in resolvedByPath {
-                resolve(id, &state, inotify: inotify)
-                changed(id, &state)
-            }
-        }
-        for id in state.subscriptions.ids(where: { $0.wd == event.wd }) where !resolvedByPath.contains(id) {
-            guard let subscription = state.subscriptions[id] else { continue }
-            if let next = subscription.nextComponent {
-                guard event.name == next else { continue }
-                resolve(id, &state, inotify: inotify)
-                // Moved down: the file may have appeared before the new watch was in place.
-                if state.subscriptions[id]?.wd != event.wd { changed(id, &state) }
-            } else if event.name == subscription.fileName {
-                // Perhaps a new inode at the name (or a symbolic link): its own watch follows it.
-                if var updated = state.subscriptions[id] {
-                    state.paths.watchFile(&updated, inotify: inotify, watchingInode: updated.proven)
-                    if updated.fileUnfollowable && !updated.polls {
-                        updated.polls = true
-                        updated.lastStamp = FileIdentity.polled(updated.filePath)
+        guard !event.name.isEmpty else { return }
+        let concerned = state.paths.paths(through: event.wd, named: event.name)
+        guard !concerned.isEmpty else { return }
+        let entryChanged = event.mask & entryChanges != 0
+        for path in concerned {
+            guard var file = state.subscriptions.files[path] else { continue }
+            if file.wd == event.wd && file.nextComponent == nil && event.name == file.fileName {
+                // The domain file's name in its directory. Made, removed or renamed: perhaps a new inode (or
+                // a symbolic link) at the name, whose own watch follows it; written: the same one.
+                if entryChanged {
+                    state.paths.watchFile(&file, inotify: inotify, watchingInode: file.proven)
+                    if file.fileUnfollowable && !file.pathPolls {
+                        file.pathPolls = true
+                        file.lastStamp = FileIdentity.polled(file.filePath)
                     }
-                    state.subscriptions[id] = updated
-                    updateVouching(&state, for: updated.freshness)
+                    state.subscriptions.files[path] = file
+                    updateVouching(&state, path)
                 }
-                changed(id, &state)
+                changed(path, &state)
+            } else if entryChanged || event.mask & UInt32(IN_ISDIR) != 0 {
+                // A directory on the path (or the missing one waited for) made, removed or renamed: the path
+                // may lead to another directory now. Its own events cannot tell: one removed while held sends
+                // nothing until the last reference goes, and the one made in its place is not watched yet.
+                state.paths.forgetPlaced()
+                resolve(path, &state, inotify: inotify)
+                changed(path, &state)
             }
         }
     }
 
     /// Every watched file may have changed, and every path may lead elsewhere: each is resolved afresh.
     private static func everythingMayHaveChanged(_ state: inout State, inotify: Int32) {
-        for id in state.subscriptions.ids(where: { _ in true }) {
-            resolve(id, &state, inotify: inotify)
-            if var subscription = state.subscriptions[id] {
-                state.paths.watchFile(&subscription, inotify: inotify, watchingInode: subscription.proven)
-                state.subscriptions[id] = subscription
-                updateVouching(&state, for: subscription.freshness)
-            }
-            changed(id, &state)
+        state.paths.forgetPlaced()
+        for path in state.subscriptions.files.keys.sorted() {
+            resolve(path, &state, inotify: inotify)
+            changed(path, &state)
         }
     }
 
-    /// The subscription's file may have changed: its handler is due, and its tracker's stamp changes.
-    private static func changed(_ id: WatchSubscription.ID, _ state: inout State) {
-        // Invariant F2: every event moves a stamp.
-        guard let subscription = state.subscriptions[id] else { return }
-        state.subscriptions.dirty.insert(id)
-        state.journal.touch(subscription.freshness)
+    /// The path's file may have changed: its subscribers are due, and its generation moves.
+    private static func changed(_ path: String, _ state: inout State) {
+        // Invariant F2: every event moves a stamp (once per path, for all of its subscriptions).
+        guard let file = state.subscriptions.files[path] else { return }
+        state.subscriptions.dirty.insert(path)
+        state.journal.touch(file.freshness)
     }
 
-    private static func resolve(_ id: WatchSubscription.ID, _ state: inout State, inotify: Int32) {
-        guard var subscription = state.subscriptions[id] else { return }
-        state.paths.resolve(&subscription, inotify: inotify)
-        state.subscriptions[id] = subscription
-        updateVouching(&state, for: subscription.freshness)
+    private static func resolve(_ path: String, _ state: inout State, inotify: Int32) {
+        guard var file = state.subscriptions.files[path] else { return }
+        state.paths.resolve(&file, inotify: inotify)
+        state.subscriptions.files[path] = file
+        updateVouching(&state, path)
     }
 
-    /// A file's reads may be validated by events when some subscription of it proves its path on a file
-    /// system whose events are complete, follows the file's inode, and none forces another behaviour.
-    private static func updateVouching(_ state: inout State, for tracker: FileFreshness) {
+    /// Whether the path's reads may be validated by events: its one chain proves it, on a file system whose
+    /// events are complete, following the file's inode, and no subscriber forces another behaviour. O(1):
+    /// what the subscribers add is counted in the path's record, so nothing else is looked at.
+    private static func updateVouching(_ state: inout State, _ path: String) {
         // Invariant F3: vouch only where events are complete. Invariant F8: counted only while covered.
-        var vouched = false
-        var covered = false
-        for subscription in state.subscriptions.entries.values where subscription.freshness === tracker {
-            if subscription.fallback != .none {
-                vouched = false
-                covered = false
-                break
-            }
-            if subscription.proven && !subscription.fileUnfollowable && state.paths.isComplete(subscription.wd) {
-                vouched = true
-            }
-            // Events reach the tracker from this watch (of the directory, or of its deepest existing
-            // ancestor) whenever it does not need to poll.
-            if !subscription.polls && subscription.wd != nil && state.paths.isComplete(subscription.wd) {
-                covered = true
-            }
-        }
-        state.journal.setVouched(tracker, vouched && state.runner != nil)
-        state.journal.setCovered(tracker, covered && state.runner != nil)
+        guard let file = state.subscriptions.files[path] else { return }
+        let running = state.runner != nil && file.resolvedWith >= 0
+        let unforced = file.forcing == 0 && file.listening > 0
+        let complete = state.paths.isComplete(file.wd)
+        state.journal.setVouched(file.freshness, running && unforced && file.proven && !file.fileUnfollowable && complete)
+        // Events reach the path from its watch (of the directory, or of its deepest existing ancestor)
+        // whenever it does not need to poll.
+        state.journal.setCovered(file.freshness, running && unforced && !file.pathPolls && file.wd != nil && complete)
+    }
+
+    /// The path's last subscription went: nothing vouches for it or covers it any more.
+    private static func stopVouching(_ state: inout State, _ file: WatchedFile) {
+        state.journal.setVouched(file.freshness, false)
+        state.journal.setCovered(file.freshness, false)
     }
 
     #if DEBUG

@@ -1,212 +1,263 @@
 import Glibc
 
-/// Which inotify watches the subscriptions' paths need, and how a path is resolved to them.
+/// Which inotify watches the watched paths need, and how a path is resolved to them.
 ///
 /// Directories are watched, for their entries: the domain file is replaced by `rename()`, which a watch on
-/// the file would not follow. A directory that does not exist yet is waited for by watching its nearest
-/// existing ancestor and moving down as each level appears. The domain file's own inode is watched too,
-/// for writes made in place through another hard link (events only its inode hears).
+/// the file would not follow. A directory that does not exist yet is waited for at its nearest existing
+/// ancestor, moving down as each level appears. The domain file's own inode is watched too, for writes
+/// made in place through another hard link (events only its inode hears).
 ///
-/// A watch follows an inode, not a path. So a subscription vouches for reads only while its path is
-/// proven to lead, and keep leading, to the watched directory: every directory above it is watched too
-/// (``InotifyCalls/ancestorMask``), top down from `/`, each a real directory and no symbolic link, so that
-/// moving or removing any of them is an event, and so are the entries of each (a directory removed while
-/// something holds it sends nothing itself, but its parent tells of the name going and coming back). A
-/// mount or unmount, the other way to make a path lead elsewhere, is seen by the engine's watch of the
-/// mount table.
+/// A watch follows an inode, not a path. So a path vouches for reads only while it is proven to lead, and
+/// keep leading, to the watched directory: every directory on it is watched, top down from `/`, each added
+/// through the levels above it, already watched, each a real directory and no symbolic link, so that moving
+/// or removing any of them is an event, and so are the entries of each (a directory removed while something
+/// holds it sends nothing itself, but its parent tells of the name going and coming back). A mount or
+/// unmount, the other way to make a path lead elsewhere, is seen by the engine's watch of the mount table.
 /// A path through a symbolic link, or to a domain file that is one, cannot be proven: it is polled.
+///
+/// Each directory is watched once, however many paths go through it: a level already placed by a proven
+/// chain is reused without a system call (``placed``) until an event may have changed what any path leads
+/// to, which forgets them all; every path whose chain holds the directory of that event is then resolved
+/// again (``links``), so a chain built on a level changed meanwhile is corrected by the same drain that
+/// brings the news, before any read compares a stamp (Invariant F1).
 struct WatchedPaths {
-    /// An inotify watch on one directory, shared by every subscription whose path leads there.
+    /// An inotify watch on one directory, shared by every path that goes through it.
     struct DirectoryWatch {
         var path: String
         var references: Int
-        var kind: FileSystemKind
-        /// Whether some subscription watches the directory's entries, rather than only its being moved
-        /// or removed as a directory above another.
+        /// The file system's kind, looked up once, when the directory's entries are first needed.
+        var kind: FileSystemKind?
+        /// Whether it is watched for ``InotifyCalls/directoryMask`` (the entries of a domain file's
+        /// directory), rather than only for ``InotifyCalls/ancestorMask``.
         var watchesEntries: Bool
     }
 
     private(set) var directories: [Int32: DirectoryWatch] = [:]
-    /// Watches of domain files' inodes, with how many subscriptions hold each.
-    private(set) var files: [Int32: Int] = [:]
+    /// Watches of domain files' inodes, with the paths that hold each.
+    private(set) var files: [Int32: Set<String>] = [:]
+    /// For each watched directory, each name a watched path goes through in it, and those paths.
+    private(set) var links: [Int32: [String: Set<String>]] = [:]
+    /// Directories placed by a proven chain since the last event that may have changed where a path leads.
+    private var placed: [String: Int32] = [:]
 
-    /// Watches the deepest existing directory on `subscription`'s path, proves the path, watches the
-    /// domain file, and decides whether the subscription polls. The new watches are added before the
-    /// old ones are released, so that a directory watched again keeps its inotify watch.
+    /// Resolves `file` afresh: watches its path top down and the domain file, records its chain, and decides
+    /// whether it polls. The new watches are added before the old ones are released, so that a directory
+    /// watched again keeps its inotify watch.
     /// - Parameter inotify: The engine's inotify descriptor, or -1 without one (then it polls).
-    mutating func resolve(_ subscription: inout WatchSubscription, inotify: Int32) {
-        let previous = subscription.wd
-        let previousAncestors = subscription.ancestors
-        subscription.wd = nil
-        subscription.nextComponent = nil
-        subscription.ancestors = []
-        subscription.proven = false
-        var polls = subscription.fallback != .none
-        let eventsForbidden = subscription.fallback == .inotifyUnavailable || subscription.fallback == .watchLimitReached
-        if inotify >= 0 && !eventsForbidden {
-            polls = watchDeepestDirectory(&subscription, inotify: inotify) || polls
-        } else {
-            polls = true
+    mutating func resolve(_ file: inout WatchedFile, inotify: Int32) {
+        let previousChain = file.chain
+        // Out of the index first: a link the new chain has too is indexed again below.
+        for link in previousChain { removeLink(link, file.filePath) }
+        let previousFileWatch = file.fileWatch
+        file.wd = nil
+        file.nextComponent = nil
+        file.chain = []
+        file.proven = false
+        file.fileWatch = nil
+        file.fileUnfollowable = false
+        file.resolvedWith = inotify
+        var polls = true
+        if inotify >= 0 && file.listening > 0 {
+            polls = watchChain(&file, inotify: inotify)
         }
-        if subscription.nextComponent == nil, let wd = subscription.wd {
-            let (ancestors, leadsThere) = watchPath(to: subscription.directory, directoryWatch: wd, inotify: inotify)
-            subscription.ancestors = ancestors
-            subscription.proven = leadsThere
-            // Through a symbolic link, or moved meanwhile: a change of what the path leads to would be no
-            // event here.
-            if !leadsThere { polls = true }
+        watchFile(&file, inotify: inotify, watchingInode: file.proven)
+        if file.fileUnfollowable { polls = true }
+        for link in file.chain { links[link.wd, default: [:]][link.name, default: []].insert(file.filePath) }
+        for link in previousChain { release(link.wd, inotify: inotify) }
+        if previousFileWatch != file.fileWatch { releaseFile(previousFileWatch, file.filePath, inotify: inotify) }
+        if polls && !file.pathPolls {
+            file.lastStamp = FileIdentity.polled(file.filePath)
+            file.lastStampWasRecent = file.lastStamp?.isRecentForPolling ?? false
         }
-        watchFile(&subscription, inotify: inotify, watchingInode: subscription.proven)
-        if subscription.fileUnfollowable { polls = true }
-        for wd in previousAncestors { release(wd, inotify: inotify) }
-        release(previous, inotify: inotify)
-        if polls && !subscription.polls {
-            subscription.lastStamp = FileIdentity.polled(subscription.filePath)
-            subscription.lastStampWasRecent = subscription.lastStamp?.isRecentForPolling ?? false
-        }
-        subscription.polls = polls
+        file.pathPolls = polls
     }
 
-    /// Watches `subscription.directory`, or its deepest existing ancestor; whether it must poll.
-    private mutating func watchDeepestDirectory(_ subscription: inout WatchSubscription, inotify: Int32) -> Bool {
-        var path = subscription.directory
-        var attempts = 0
+    /// Watches `file`'s path top down (see the type's discussion); whether it must poll.
+    private mutating func watchChain(_ file: inout WatchedFile, inotify: Int32) -> Bool {
+        let components = PathBytes.components(file.directory)
+        var level = "/"
+        var chain: [WatchedFile.Link] = []
+        for index in 0...components.count {
+            let isDirectory = index == components.count
+            let name = isDirectory ? file.fileName : components[index]
+            let wd: Int32
+            do {
+                wd = try place(level, entries: isDirectory, inotify: inotify)
+            } catch {
+                if error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), let parent = chain.last, !isSymbolicLink(level) {
+                    // Missing (or no directory): waited for at its parent, which hears it made, since the
+                    // parent was watched before this level was looked for.
+                    file.chain = chain
+                    file.wd = parent.wd
+                    file.nextComponent = parent.name
+                    return kind(of: parent.wd)?.eventsAreComplete != true
+                }
+                // Through a symbolic link (its target can change without an event here), or no watch to be
+                // had (the watch limit, no permission): what was placed goes, and the path is polled, with
+                // the events its directory gives where it can be watched at all.
+                for link in chain { release(link.wd, inotify: inotify) }
+                watchUnproven(&file, inotify: inotify)
+                return true
+            }
+            chain.append(WatchedFile.Link(wd: wd, name: name))
+            level = level == "/" ? "/" + name : level + "/" + name
+        }
+        file.chain = chain
+        file.wd = chain.last?.wd
+        file.proven = true
+        return file.wd.flatMap { kind(of: $0) }?.eventsAreComplete != true
+    }
+
+    /// Watches the directory `path` (for its entries when `entries`, else as a level above one), no symbolic
+    /// link followed: without a system call when a proven chain placed it already (see ``placed``).
+    private mutating func place(_ path: String, entries: Bool, inotify: Int32) throws(PrefsErrno) -> Int32 {
+        if let wd = placed[path], let watch = directories[wd], watch.watchesEntries || !entries {
+            directories[wd]?.references += 1
+            return wd
+        }
+        let wd = entries ? try InotifyCalls.addWatch(inotify, path, following: false) : try InotifyCalls.addAncestorWatch(inotify, path)
+        if var watch = directories[wd] {
+            // The same directory, perhaps reached by another path now (moved, or bind-mounted).
+            watch.path = path
+            watch.references += 1
+            watch.watchesEntries = watch.watchesEntries || entries
+            directories[wd] = watch
+        } else {
+            directories[wd] = DirectoryWatch(path: path, references: 1, kind: nil, watchesEntries: entries)
+        }
+        placed[path] = wd
+        return wd
+    }
+
+    /// The kind of file system the directory watched by `wd` is on, looked up once per watch.
+    private mutating func kind(of wd: Int32) -> FileSystemKind? {
+        guard let watch = directories[wd] else { return nil }
+        if let kind = watch.kind { return kind }
+        let kind = FileSystemKind(type: (try? InotifyCalls.fileSystemType(watch.path)) ?? 0)
+        directories[wd]?.kind = kind
+        return kind
+    }
+
+    private func isSymbolicLink(_ path: String) -> Bool {
+        var info = Glibc.stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// A path that cannot be proven: its deepest existing directory is watched through whatever links lead
+    /// there, so that its events still come, and the path is polled.
+    private mutating func watchUnproven(_ file: inout WatchedFile, inotify: Int32) {
+        var path = file.directory
         while true {
             do {
-                let wd = try InotifyCalls.addWatch(inotify, path)
-                if directories[wd]?.watchesEntries != true {
-                    let kind = FileSystemKind(type: (try? InotifyCalls.fileSystemType(path)) ?? 0)
-                    // A directory watched so far only as another's ancestor keeps its references.
-                    directories[wd] = DirectoryWatch(path: path, references: directories[wd]?.references ?? 0, kind: kind,
-                                                     watchesEntries: true)
+                let wd = try InotifyCalls.addWatch(inotify, path, following: true)
+                if var watch = directories[wd] {
+                    watch.references += 1
+                    watch.watchesEntries = true
+                    directories[wd] = watch
+                } else {
+                    directories[wd] = DirectoryWatch(path: path, references: 1, kind: nil, watchesEntries: true)
                 }
-                directories[wd]?.references += 1
-                subscription.wd = wd
-                if path != subscription.directory {
-                    let next = PathBytes.component(of: subscription.directory, below: path)
-                    subscription.nextComponent = next
-                    // The next level may have been made after it was found missing and before this watch
-                    // was in place, so its creation was not seen: start again from the bottom.
-                    attempts += 1
-                    if attempts < 64 && access((path == "/" ? "" : path) + "/" + next, F_OK) == 0 {
-                        release(wd, inotify: inotify)
-                        subscription.wd = nil
-                        subscription.nextComponent = nil
-                        path = subscription.directory
-                        continue
-                    }
-                }
-                return directories[wd]?.kind.eventsAreComplete != true
+                file.wd = wd
+                file.nextComponent = path == file.directory ? nil : PathBytes.component(of: file.directory, below: path)
+                file.chain = [WatchedFile.Link(wd: wd, name: file.nextComponent ?? file.fileName)]
+                return
             } catch {
-                // A missing level is waited for from its parent; anything else (the watch limit, no
-                // permission) leaves polling.
-                guard error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), path != "/" else {
-                    return true
-                }
+                guard error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), path != "/" else { return }
                 path = PathBytes.parent(path)
             }
         }
     }
 
-    /// Watches every directory above `directory`, top down, for being moved or removed, and checks that
-    /// the path still leads to the directory `directoryWatch` watches.
-    ///
-    /// Top down, each level is watched through the levels above it, already watched: a level moved or
-    /// removed after its watch was added is an event; one moved before was not yet watched, so the levels
-    /// below are watched through what replaced it. Each level, and the directory itself last, must be a
-    /// real directory (no symbolic link: its target could change without an event here), and the
-    /// directory must still be the inode `directoryWatch` follows.
-    /// - Returns: The ancestor watches taken (each one reference), and whether the path is proven.
-    mutating func watchPath(to directory: String, directoryWatch: Int32, inotify: Int32) -> (ancestors: [Int32], leadsThere: Bool) {
-        var ancestors: [Int32] = []
-        var prefix = ""
-        let components = PathBytes.components(directory)
-        // "/" itself cannot be moved or removed, but its entries hold the first level of the path.
-        var levels = components.isEmpty ? [] : ["/"]
-        for component in components.dropLast() {
-            prefix += "/" + component
-            levels.append(prefix)
-        }
-        for level in levels {
-            guard let wd = try? InotifyCalls.addAncestorWatch(inotify, level) else { return (ancestors, false) }
-            if directories[wd] == nil {
-                directories[wd] = DirectoryWatch(path: level, references: 0, kind: FileSystemKind(type: 0), watchesEntries: false)
-            }
-            directories[wd]?.references += 1
-            ancestors.append(wd)
-        }
-        guard let wd = try? InotifyCalls.addAncestorWatch(inotify, directory) else { return (ancestors, false) }
-        if wd != directoryWatch {
-            // Another directory is at the path now; a watch made only by this check is dropped.
-            if directories[wd] == nil { InotifyCalls.removeWatch(inotify, wd) }
-            return (ancestors, false)
-        }
-        return (ancestors, true)
-    }
-
     /// Watches the inode of the domain file, when it is a regular file; notes one that its watches cannot
-    /// follow. Called again whenever its directory says the file changed (a new inode replaced it).
+    /// follow. Called again whenever its directory says a new file may be at its name.
     /// - Parameter watchingInode: `false` to watch no inode (the path is not proven, and polled).
-    mutating func watchFile(_ subscription: inout WatchSubscription, inotify: Int32, watchingInode: Bool) {
-        let previous = subscription.fileWatch
-        subscription.fileWatch = nil
-        subscription.fileUnfollowable = false
+    mutating func watchFile(_ file: inout WatchedFile, inotify: Int32, watchingInode: Bool) {
+        let previous = file.fileWatch
+        file.fileWatch = nil
+        file.fileUnfollowable = false
         var info = Glibc.stat()
-        if lstat(subscription.filePath, &info) == 0 {
+        if lstat(file.filePath, &info) == 0 {
             switch info.st_mode & S_IFMT {
             case S_IFLNK:
                 // Its target can be replaced, or written, in a directory nobody here watches.
-                subscription.fileUnfollowable = true
+                file.fileUnfollowable = true
             case S_IFREG where inotify >= 0 && watchingInode:
-                if let wd = try? InotifyCalls.addFileWatch(inotify, subscription.filePath) {
-                    files[wd, default: 0] += 1
-                    subscription.fileWatch = wd
+                if let wd = try? InotifyCalls.addFileWatch(inotify, file.filePath) {
+                    files[wd, default: []].insert(file.filePath)
+                    file.fileWatch = wd
                 } else {
-                    subscription.fileUnfollowable = true
+                    file.fileUnfollowable = true
                 }
             default:
                 break  // Not a domain file at all: reads refuse it, and its replacement is a directory event.
             }
         }
         // Missing: its creation is an event in the directory.
-        releaseFile(previous, inotify: inotify)
+        if previous != file.fileWatch { releaseFile(previous, file.filePath, inotify: inotify) }
     }
 
-    /// Drops everything `subscription` holds.
-    mutating func release(_ subscription: WatchSubscription, inotify: Int32) {
-        release(subscription.wd, inotify: inotify)
-        for wd in subscription.ancestors { release(wd, inotify: inotify) }
-        releaseFile(subscription.fileWatch, inotify: inotify)
+    /// Drops everything `file` holds.
+    mutating func release(_ file: WatchedFile, inotify: Int32) {
+        for link in file.chain {
+            removeLink(link, file.filePath)
+            release(link.wd, inotify: inotify)
+        }
+        releaseFile(file.fileWatch, file.filePath, inotify: inotify)
+    }
+
+    /// The paths whose chain goes through the directory `wd`, under any name.
+    func paths(through wd: Int32) -> Set<String> {
+        links[wd].map { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } ?? []
+    }
+
+    /// The paths whose chain goes through the entry `name` of the directory `wd`.
+    func paths(through wd: Int32, named name: String) -> Set<String> { links[wd]?[name] ?? [] }
+
+    /// The paths whose domain file's inode `wd` watches.
+    func paths(ofFileWatch wd: Int32) -> Set<String>? { files[wd] }
+
+    /// Something may have made a path lead elsewhere: no level placed so far is reused without asking the
+    /// kernel again.
+    mutating func forgetPlaced() { placed.removeAll() }
+
+    private mutating func removeLink(_ link: WatchedFile.Link, _ path: String) {
+        guard var names = links[link.wd], var paths = names[link.name] else { return }
+        paths.remove(path)
+        names[link.name] = paths.isEmpty ? nil : paths
+        links[link.wd] = names.isEmpty ? nil : names
     }
 
     /// Drops one reference to the directory watch `wd`, removing the inotify watch with the last.
-    mutating func release(_ wd: Int32?, inotify: Int32) {
-        guard let wd, var watch = directories[wd] else { return }
+    private mutating func release(_ wd: Int32, inotify: Int32) {
+        guard var watch = directories[wd] else { return }
         watch.references -= 1
         if watch.references > 0 {
             directories[wd] = watch
         } else {
             directories[wd] = nil
+            if placed[watch.path] == wd { placed[watch.path] = nil }
             if inotify >= 0 { InotifyCalls.removeWatch(inotify, wd) }
         }
     }
 
-    private mutating func releaseFile(_ wd: Int32?, inotify: Int32) {
-        guard let wd, let references = files[wd] else { return }
-        if references > 1 {
-            files[wd] = references - 1
+    private mutating func releaseFile(_ wd: Int32?, _ path: String, inotify: Int32) {
+        guard let wd, var holders = files[wd] else { return }
+        holders.remove(path)
+        if !holders.isEmpty {
+            files[wd] = holders
         } else {
             files[wd] = nil
             if inotify >= 0 { InotifyCalls.removeWatch(inotify, wd) }
         }
     }
 
-    /// Drops the record of a watch the kernel dropped (`IN_IGNORED`).
+    /// Drops the record of a watch the kernel dropped (`IN_IGNORED`); the paths through it are resolved again.
     mutating func forget(_ wd: Int32) {
+        if let watch = directories[wd], placed[watch.path] == wd { placed[watch.path] = nil }
         directories[wd] = nil
         files[wd] = nil
     }
 
     /// Whether events from the directory `wd` are complete (a local file system).
-    func isComplete(_ wd: Int32?) -> Bool { wd.flatMap { directories[$0]?.kind.eventsAreComplete } ?? false }
+    func isComplete(_ wd: Int32?) -> Bool { wd.flatMap { directories[$0]?.kind?.eventsAreComplete } ?? false }
 }

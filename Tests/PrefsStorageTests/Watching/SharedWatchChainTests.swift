@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+import TestSupport
+
+/// One watch chain and one generation per watched path (SPEC §10), found through the watches events come
+/// from: a path vouches for reads only while its own chain proves it, whatever other paths, or watches
+/// placed earlier at another path, say.
+///
+/// Each test drives a watch engine of its own, so that no other test's events vouch for or disturb it.
+@Suite("Watch chains shared per path")
+struct SharedWatchChainTests {
+    let base = TemporaryDirectory()
+    let engine = WatchEngine()
+
+    /// Replaces `directory/name.plist` as a program that does not use the library would: a new file renamed over it.
+    private func renameOver(_ directory: String, _ name: String, _ contents: [String: PropertyListValue]) throws {
+        let bytes = try DomainLimits.encoded(contents, location: directory)
+        let temporary = directory + "/." + name + ".other"
+        writeFile(temporary, bytes)
+        #expect(rename(temporary, directory + "/" + name + ".plist") == 0)
+    }
+
+    /// The case the old engine missed: a directory watched while another path waited in it is renamed to the
+    /// name a second path waits for, so that one watch serves two names. The engine named that watch's events
+    /// by the path it was first placed at, so when a directory below the new name was removed while held and
+    /// made again, its parent's events were taken for the old name's: the second path kept vouching through
+    /// the old directory, and reads of it stayed stale.
+    @Test("A held directory made again below a renamed one is seen by the path through the new name")
+    func heldRemakeBelowRenamedDirectory() throws {
+        let old = base.appending("old"), new = base.appending("new"), lower = new + "/x"
+        #expect(mkdir(old, 0o700) == 0)
+        // One path waits in `old` for `x`, the other waits in the base for `new`.
+        let waitingInOld = FileWatch(directory: old + "/x", fileName: "d.plist", engine: engine) {}
+        let watch = FileWatch(directory: lower, fileName: "d.plist", engine: engine) {}
+        defer {
+            watch.cancel()
+            waitingInOld.cancel()
+        }
+        let domain = try FileDomainStorage(directory: lower, name: "d", durable: false, system: .live, freshness: engine)
+        #expect(try domain.snapshot().contents.isEmpty)
+        #expect(rename(old, new) == 0)
+        #expect(try domain.snapshot().contents.isEmpty)
+        #expect(mkdir(lower, 0o700) == 0)
+        #expect(try domain.snapshot().contents.isEmpty)
+        try renameOver(lower, "d", ["round": .integer(1)])
+        #expect(try domain.snapshot().contents["round"] == .integer(1))
+        #expect(try domain.snapshot().contents["round"] == .integer(1))
+
+        let holder = try HeldDirectoryTests.Holder(lower)
+        defer { holder.release() }
+        try FileManager.default.removeItem(atPath: lower)
+        #expect(mkdir(lower, 0o700) == 0)
+        #expect(try domain.snapshot().contents.isEmpty, "the file removed with the old directory is still read")
+        for round in 2...4 {
+            try renameOver(lower, "d", ["round": .integer(round)])
+            #expect(try domain.snapshot().contents["round"] == .integer(round), "stale read in round \(round)")
+        }
+    }
+
+    @Test("Many subscriptions to one path are all told of one change, and stop vouching with the last")
+    func manySubscriptionsShareOnePath() throws {
+        let directory = base.appending("many")
+        #expect(mkdir(directory, 0o700) == 0)
+        let calls = CallCounter()
+        let watches = (0..<500).map { _ in FileWatch(directory: directory, fileName: "d.plist", engine: engine) { calls.fire() } }
+        let domain = try FileDomainStorage(directory: directory, name: "d", durable: false, system: .live, freshness: engine)
+        #expect(domain.freshnessToken != nil)
+        try renameOver(directory, "d", ["round": .integer(1)])
+        #expect(calls.wait(forAtLeast: 500), "only \(calls.count) of 500 subscriptions were told")
+        #expect(try domain.snapshot().contents["round"] == .integer(1))
+        for watch in watches.dropLast() { watch.cancel() }
+        #expect(domain.freshnessToken != nil, "the path stopped vouching while a subscription was left")
+        watches.last?.cancel()
+        #expect(domain.freshnessToken == nil, "the path still vouches with no subscription")
+    }
+}
