@@ -9,8 +9,10 @@ import PrefsTool
 enum BenchReadCount {
     static let option = "--count-reads"
 
-    /// The cases, as `harness bench` names them.
-    static let cases = ["read", "read-watched", "read-typed", "read-typed-watched"]
+    /// The cases, as `harness bench` names them, and `read-only`: the `read` case's collection read N times
+    /// with no write before (made by an earlier `read:0` in the same directory), so that a process reading
+    /// once can be compared with one reading nothing (N = 0): what a short-lived process pays for watching.
+    static let cases = ["read", "read-watched", "read-typed", "read-typed-watched", "read-only"]
 
     /// Sets the case up as `harness bench` does, then reads `count` times.
     static func run(_ specification: String, workspace: BenchWorkspace) throws(HarnessError) {
@@ -21,6 +23,9 @@ enum BenchReadCount {
         let name = String(parts[0])
         var sink = 0
         switch name {
+        case "read-only":
+            let prefs = workspace.preferences(key: "read")
+            for _ in 0..<count { sink &+= prefs.values.count }
         case "read", "read-watched":
             let prefs = workspace.preferences(key: "read")
             prefs.values = BenchWorkspace.collection(entries: 10, round: 0)
