@@ -13,8 +13,8 @@ import Synchronization
 /// bit): otherwise anyone could force settings on the user.
 ///
 /// Every read of every collection consults these files, and most machines have none of them. So each
-/// object watches its file for as long as the process lives (one inotify watch, on the nearest directory
-/// that exists), and a read that last found no file, or found it already checked, trusts that while the
+/// object watches its file for as long as the process lives once a suite has read it twice (one inotify
+/// watch chain, waiting at the nearest directory that exists; before, every read looks), and a read that last found no file, or found it already checked, trusts that while the
 /// watch has told of nothing since. Where the file's directory exists, the watch vouches for reads as it
 /// does for any domain file (one `ioctl` a read, and fresh: pending events are taken first). Where the
 /// directory does not exist (most machines), nothing is read: a directory and file made later are seen by
@@ -42,15 +42,18 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         self.verifiesOwnership = verifiesOwnership
     }
 
-    /// Starts the watch that lets reads trust what they found; until then every read checks the file.
+    /// Starts the watch that lets reads trust what they found, once; until then every read checks the file.
+    /// The engine's mutex is taken under `watch`'s, which nothing takes under the engine's.
     private func startWatching() {
-        let started = file.watchChanges { [weak self] in
-            // Invariant F6: every change moves the epoch (here, the watch's call).
-            self?.changes.add(1, ordering: .releasing)
-            // After the count: a suite's read kept from before is found again, and sees it.
-            ReadEpoch.advance()
+        watch.withLock { watch in
+            guard watch == nil else { return }
+            watch = file.watchChanges { [weak self] in
+                // Invariant F6: every change moves the epoch (here, the watch's call).
+                self?.changes.add(1, ordering: .releasing)
+                // After the count: a suite's read kept from before is found again, and sees it.
+                ReadEpoch.advance()
+            }
         }
-        watch.withLock { $0 = started }
     }
 
     private static let registry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
@@ -70,7 +73,6 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         registry.withLock { domains in
             if let existing = domains[ObjectIdentifier(file)] { return existing }
             let domain = AdministratorDomainStorage(file, verifiesOwnership: verifiesOwnership)
-            domain.startWatching()
             domains[ObjectIdentifier(file)] = domain
             return domain
         }
@@ -161,8 +163,9 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         return file.isVouchedByEpoch
     }
 
-    /// Its watch starts when the object is made.
-    package func startVouching() {}
+    /// Starts its watch, at the second read of a suite that consults it (see ``DefaultsSuite``): a process
+    /// that reads once never watches the administrators' directories.
+    package func startVouching() { startWatching() }
 
     /// Why the file, or a directory on the way to it, could have been changed by someone other than root or
     /// this user.

@@ -155,15 +155,18 @@ public final class DefaultsSuite: Sendable {
         let vouched = sources.compactMap { $0.storage as? any EpochVouchedStorage }
         // (A bit per source records which a search consulted.)
         epochVouched = vouched.count == sources.count && sources.count <= 64 ? vouched : nil
+        watchable = vouched
     }
 
     /// Every domain of the search list, when each can vouch for its reads with the ``ReadEpoch``: then
     /// the suite keeps what reads found (see ``find(_:collection:problems:)``); `nil` when some cannot
     /// (an in-memory domain, another machine's, a backend of the app's own).
     private let epochVouched: [any EpochVouchedStorage]?
-    /// 0 before the first read through ``keptOrSearched``, 1 after it, 2 once the domains were asked to start
-    /// vouching, at the second: a process that reads once (a command-line tool) pays for no watch it would
-    /// never use, and one that reads again has its reads served from what it kept from the third on.
+    /// The domains that can start a watch that vouches for them, whether or not every domain can.
+    private let watchable: [any EpochVouchedStorage]
+    /// 0 before the first read, 1 after it, 2 once the domains were asked to start vouching, at the second (see
+    /// ``startWatchingAtSecondRead()``): one that reads again has its reads served from what it kept from the
+    /// third on.
     private let vouchingStage = Atomic<UInt8>(0)
 
     /// What a read of one key found, kept while the epoch it was found at stands still. (A class: a
@@ -333,10 +336,23 @@ public final class DefaultsSuite: Sendable {
     /// - Throws: The read errors of a whole-value domain the search reaches.
     package func find(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         // Every domain's freshness is checked against one moment, the read's start (see ReadScope).
-        try ReadScope.reading { () throws(PrefsError) -> Found? in
+        startWatchingAtSecondRead()
+        return try ReadScope.reading { () throws(PrefsError) -> Found? in
             var consulted: UInt64 = 0
             guard let epochVouched else { return try search(key, collection: collection, problems: &problems, consulted: &consulted) }
             return try keptOrSearched(key, collection: collection, problems: &problems, epochVouched)
+        }
+    }
+
+    /// Starts the watches of the domains that can vouch, at the suite's second read: a process that reads once
+    /// (a command-line tool) pays for no watch, and no inotify instance, it would never use. The first read
+    /// validates every domain by its file (nothing vouches for it yet, so nothing is kept: Invariant F7).
+    @inline(__always)
+    private func startWatchingAtSecondRead() {
+        guard vouchingStage.load(ordering: .acquiring) != 2 else { return }
+        if !vouchingStage.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+            for domain in watchable { domain.startVouching() }
+            vouchingStage.store(2, ordering: .releasing)
         }
     }
 
@@ -346,14 +362,6 @@ public final class DefaultsSuite: Sendable {
     /// the search list is searched, and what it found kept when every domain vouches for its read.
     private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError],
                                 _ vouched: [any EpochVouchedStorage]) throws(PrefsError) -> Found? {
-        if vouchingStage.load(ordering: .acquiring) != 2 {
-            // The first read validates its domains by their files alone (nothing vouches yet: nothing is
-            // kept); the second starts the watches.
-            if !vouchingStage.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
-                for domain in vouched { domain.startVouching() }
-                vouchingStage.store(2, ordering: .releasing)
-            }
-        }
         // Invariant F5: evidence before the read (the epoch, then the search).
         let epoch = ReadEpoch.currentForRead()
         let kept = keptReads.withLock { reads -> KeptRead? in

@@ -162,6 +162,10 @@ package final class WatchEngine: ReadFreshness {
             // inotify descriptor there is now (made while no thread could be).
             if file.subscribers.count == 1 || (!wasListening && file.listening > 0) || file.resolvedWith != inotify {
                 state.paths.resolve(&file, inotify: inotify)
+            } else if wasPolling == nil && file.polls {
+                // Polled from now on for this subscriber's sake: compared with the file as it is now.
+                file.lastStamp = FileIdentity.polled(path)
+                file.lastStampWasRecent = file.lastStamp?.isRecentForPolling ?? false
             }
             state.subscriptions.files[path] = file
             Self.updateVouching(&state, path)

@@ -77,3 +77,26 @@ struct SharedWatchChainTests {
         #expect(domain.freshnessToken == nil, "the path still vouches with no subscription")
     }
 }
+
+/// A process that reads once pays for no watch (issue 27): a suite starts its domains' watches at its second
+/// read, so that a command-line tool reading one value makes no inotify instance, while a program reading
+/// again gets the one-system-call read from the third on.
+@Suite("Watches started at a suite's second read")
+struct LazyWatchingTests {
+    let directory = TemporaryDirectory()
+
+    @Test("A suite's first read starts no watch; its second starts the watch that vouches for the file")
+    func firstReadWatchesNothing() throws {
+        // The process's engine: the suite's domains vouch only through it. The directory is this test's own.
+        let domain = try FileDomainStorage(directory: directory.path, name: "lazy")
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        let suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+        #expect(try suite.find("k")?.value == .integer(1))
+        #expect(domain.freshnessToken == nil, "the first read started a watch")
+        #expect(try suite.find("k")?.value == .integer(1))
+        #expect(domain.freshnessToken != nil, "the second read started no watch")
+        // Kept reads are fresh from then on.
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(2) }
+        #expect(try suite.find("k")?.value == .integer(2))
+    }
+}
