@@ -150,7 +150,8 @@ package final class WatchEngine: ReadFreshness {
             let path = directory == "/" ? "/" + fileName : directory + "/" + fileName
             let subscription = WatchSubscription(id: state.subscriptions.makeID(), filePath: path, fallback: fallback,
                                                  pollingInterval: pollingInterval, handler: handler)
-            var file = state.subscriptions.files[path]
+            // Taken out of the table while changed, so that its set of subscribers is changed in place, not copied.
+            var file = state.subscriptions.files.removeValue(forKey: path)
                 ?? WatchedFile(directory: directory, fileName: fileName, filePath: path,
                                freshness: state.journal.tracker(forPath: path, engine: self))
             let wasPolling = file.pollingInterval
@@ -182,13 +183,13 @@ package final class WatchEngine: ReadFreshness {
     /// (unless called from a handler, on the thread itself, which then ends right after the handler).
     func remove(_ id: WatchSubscription.ID) {
         let stopping: WatchRunner? = state.withLock { state in
+            // Taken out of the table while changed, so that its set of subscribers is changed in place, not copied.
             guard let subscription = state.subscriptions.remove(id),
-                  var file = state.subscriptions.files[subscription.filePath] else { return nil }
+                  var file = state.subscriptions.files.removeValue(forKey: subscription.filePath) else { return nil }
             let inotify = state.runner?.inotify ?? -1
             file.remove(subscription)
             if file.subscribers.isEmpty {
                 state.paths.release(file, inotify: inotify)
-                state.subscriptions.files[subscription.filePath] = nil
                 state.subscriptions.dirty.remove(subscription.filePath)
                 Self.stopVouching(&state, file)
             } else {
