@@ -13,7 +13,7 @@ import Synchronization
 /// bit): otherwise anyone could force settings on the user.
 ///
 /// Every read of every collection consults these files, and most machines have none of them. So each
-/// object watches its file for as long as the process lives once a suite has read it twice (one inotify
+/// object watches its file for as long as the process lives once a suite has read it three times (one inotify
 /// watch chain, waiting at the nearest directory that exists; before, every read looks), and a read that last found no file, or found it already checked, trusts that while the
 /// watch has told of nothing since. Where the file's directory exists, the watch vouches for reads as it
 /// does for any domain file (one `ioctl` a read, and fresh: pending events are taken first). Where the
@@ -163,7 +163,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         return file.isVouchedByEpoch
     }
 
-    /// Starts its watch, at the second read of a suite that consults it (see ``DefaultsSuite``): a process
+    /// Starts its watch, at the third read of a suite that consults it (see ``DefaultsSuite``): a process
     /// that reads once never watches the administrators' directories.
     package func startVouching() { startWatching() }
 

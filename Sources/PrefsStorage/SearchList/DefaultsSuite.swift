@@ -164,10 +164,11 @@ public final class DefaultsSuite: Sendable {
     private let epochVouched: [any EpochVouchedStorage]?
     /// The domains that can start a watch that vouches for them, whether or not every domain can.
     private let watchable: [any EpochVouchedStorage]
-    /// 0 before the first read, 1 after it, 2 once the domains were asked to start vouching, at the second (see
-    /// ``startWatchingAtSecondRead()``): one that reads again has its reads served from what it kept from the
-    /// third on.
-    private let vouchingStage = Atomic<UInt8>(0)
+    /// The reads of the suite so far, counted up to ``readsBeforeWatchingLimit``, when the domains are asked to
+    /// start vouching (see ``startWatchingAtThirdRead()``).
+    private let readsBeforeWatching = Atomic<Int>(0)
+    /// The read at which the watches start: the third.
+    private static let readsBeforeWatchingLimit = 3
 
     /// What a read of one key found, kept while the epoch it was found at stands still. (A class: a
     /// read takes it out of the lock as one reference.)
@@ -336,7 +337,7 @@ public final class DefaultsSuite: Sendable {
     /// - Throws: The read errors of a whole-value domain the search reaches.
     package func find(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         // Every domain's freshness is checked against one moment, the read's start (see ReadScope).
-        startWatchingAtSecondRead()
+        startWatchingAtThirdRead()
         return try ReadScope.reading { () throws(PrefsError) -> Found? in
             var consulted: UInt64 = 0
             guard let epochVouched else { return try search(key, collection: collection, problems: &problems, consulted: &consulted) }
@@ -344,15 +345,17 @@ public final class DefaultsSuite: Sendable {
         }
     }
 
-    /// Starts the watches of the domains that can vouch, at the suite's second read: a process that reads once
-    /// (a command-line tool) pays for no watch, and no inotify instance, it would never use. The first read
-    /// validates every domain by its file (nothing vouches for it yet, so nothing is kept: Invariant F7).
+    /// Starts the watches of the domains that can vouch, at the suite's third read: a process that reads once
+    /// (a command-line tool: an instance's creation reads, then its one read) pays for no watch, and no
+    /// inotify instance, it would never use. The reads before validate every domain by its file (nothing
+    /// vouches for them yet, so nothing is kept: Invariant F7).
     @inline(__always)
-    private func startWatchingAtSecondRead() {
-        guard vouchingStage.load(ordering: .acquiring) != 2 else { return }
-        if !vouchingStage.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+    private func startWatchingAtThirdRead() {
+        guard readsBeforeWatching.load(ordering: .acquiring) < Self.readsBeforeWatchingLimit else { return }
+        // Only the read that makes the count reach the limit starts them; a read racing with it validates
+        // by the files, as the first ones did.
+        if readsBeforeWatching.add(1, ordering: .acquiringAndReleasing).newValue == Self.readsBeforeWatchingLimit {
             for domain in watchable { domain.startVouching() }
-            vouchingStage.store(2, ordering: .releasing)
         }
     }
 

@@ -16,7 +16,8 @@ import Glibc
 /// A path through a symbolic link, or to a domain file that is one, cannot be proven: it is polled.
 ///
 /// Each directory is watched once, however many paths go through it: a level already placed by a proven
-/// chain is reused without a system call (``placed``) until an event may have changed what any path leads
+/// chain is reused without a system call (``placed``), and one found missing is not looked for again
+/// (``missing``: it is waited for at its parent, already watched), until an event may have changed what any path leads
 /// to, which forgets them all; every path whose chain holds the directory of that event is then resolved
 /// again (``links``), so a chain built on a level changed meanwhile is corrected by the same drain that
 /// brings the news, before any read compares a stamp (Invariant F1).
@@ -39,6 +40,9 @@ struct WatchedPaths {
     private(set) var links: [Int32: [String: Set<String>]] = [:]
     /// Directories placed by a proven chain since the last event that may have changed where a path leads.
     private var placed: [String: Int32] = [:]
+    /// Levels a proven chain found missing since then: each is waited for at its parent, whose events tell of
+    /// it being made, so it is not looked for again meanwhile.
+    private var missing: Set<String> = []
 
     /// Resolves `file` afresh: watches its path top down and the domain file, records its chain, and decides
     /// whether it polls. The new watches are added before the old ones are released, so that a directory
@@ -115,7 +119,14 @@ struct WatchedPaths {
             directories[wd]?.references += 1
             return wd
         }
-        let wd = entries ? try InotifyCalls.addWatch(inotify, path, following: false) : try InotifyCalls.addAncestorWatch(inotify, path)
+        if missing.contains(path) { throw .noSuchFileOrDirectory }
+        let wd: Int32
+        do {
+            wd = entries ? try InotifyCalls.addWatch(inotify, path, following: false) : try InotifyCalls.addAncestorWatch(inotify, path)
+        } catch {
+            if error == .noSuchFileOrDirectory { missing.insert(path) }
+            throw error
+        }
         if var watch = directories[wd] {
             // The same directory, perhaps reached by another path now (moved, or bind-mounted).
             watch.path = path
@@ -218,7 +229,10 @@ struct WatchedPaths {
 
     /// Something may have made a path lead elsewhere: no level placed so far is reused without asking the
     /// kernel again.
-    mutating func forgetPlaced() { placed.removeAll() }
+    mutating func forgetPlaced() {
+        placed.removeAll()
+        missing.removeAll()
+    }
 
     private mutating func removeLink(_ link: WatchedFile.Link, _ path: String) {
         guard var names = links[link.wd], var paths = names[link.name] else { return }
