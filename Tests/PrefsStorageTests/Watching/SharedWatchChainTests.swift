@@ -60,22 +60,6 @@ struct SharedWatchChainTests {
         }
     }
 
-    @Test("Many subscriptions to one path are all told of one change, and stop vouching with the last")
-    func manySubscriptionsShareOnePath() throws {
-        let directory = base.appending("many")
-        #expect(mkdir(directory, 0o700) == 0)
-        let calls = CallCounter()
-        let watches = (0..<500).map { _ in FileWatch(directory: directory, fileName: "d.plist", engine: engine) { calls.fire() } }
-        let domain = try FileDomainStorage(directory: directory, name: "d", durable: false, system: .live, freshness: engine)
-        #expect(domain.freshnessToken != nil)
-        try renameOver(directory, "d", ["round": .integer(1)])
-        #expect(calls.wait(forAtLeast: 500), "only \(calls.count) of 500 subscriptions were told")
-        #expect(try domain.snapshot().contents["round"] == .integer(1))
-        for watch in watches.dropLast() { watch.cancel() }
-        #expect(domain.freshnessToken != nil, "the path stopped vouching while a subscription was left")
-        watches.last?.cancel()
-        #expect(domain.freshnessToken == nil, "the path still vouches with no subscription")
-    }
 }
 
 /// A process that reads once pays for no watch (issue 27): a suite starts its domains' watches at its third

@@ -45,6 +45,9 @@ struct KeptReadTests {
         let writer = try ChildProcess.worker("serve", fixture.preferences, fixture.domainName, fixture.storageKey)
         var stale = 0
         var callingReads = 0
+        // A suite's first two reads start no watch, and validate by the files (issue 27: a process reading once
+        // pays for no watch): the reads counted below come after them.
+        for _ in 0..<2 { _ = try Self.collection(suite, fixture.storageKey) }
         for round in 0..<300 {
             let value = 1_000_000 + round % 2
             writer.send("\(value)")
