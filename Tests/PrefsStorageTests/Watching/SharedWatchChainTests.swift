@@ -59,7 +59,6 @@ struct SharedWatchChainTests {
             #expect(try domain.snapshot().contents["round"] == .integer(round), "stale read in round \(round)")
         }
     }
-
 }
 
 /// A process that reads once pays for no watch (issue 27): a suite starts its domains' watches at its third
