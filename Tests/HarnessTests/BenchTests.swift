@@ -16,8 +16,11 @@ struct HarnessBenchTests {
         "write-entry", "write-typed", "write-collection",
         "scale-10-read", "scale-10-write", "scale-100-read", "scale-100-write",
         "scale-1000-read", "scale-1000-write", "scale-10000-read", "scale-10000-write",
-        "domain-1", "domain-10", "domain-100", "external-change",
+        "domain-1", "domain-10", "domain-100", "external-change", "watchers-1", "watchers-100",
     ]
+
+    /// What a watchers case reports (issue 27: watchers scale linearly).
+    static let watcherFields = ["watchers", "start_us", "first_told_us", "all_told_us", "told_cpu_us"]
 
     /// The figures each case reports beyond ours, peer and floor.
     static let extraFields: [String: [String]] = [
@@ -29,6 +32,8 @@ struct HarnessBenchTests {
             "ours_p99_us", "floor_p99_us", "ours_from_return_us", "ours_from_return_p99_us",
             "floor_from_return_us", "floor_from_return_p99_us", "write_us", "idle_s", "idle_cpu_us",
         ],
+        "watchers-1": watcherFields,
+        "watchers-100": watcherFields,
     ]
 
     @Test("Every case prints one BENCH line with ours, peer, floor and its own figures, and --json writes every sample")
@@ -57,17 +62,30 @@ struct HarnessBenchTests {
         #expect(peerCases == ["case=read", "case=read-after-external-write", "case=write-entry", "case=write-collection"])
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [[String: Any]])
         #expect(objects.count == Self.cases.count)
-        #expect(objects.allSatisfy { ($0["ours_us"] as? [Double])?.count == 3 })
-        let external = try #require(objects.last)
-        #expect(external["case"] as? String == "external-change")
+        // A watchers case has one sample: the one write told to all.
+        #expect(objects.allSatisfy { ($0["ours_us"] as? [Double])?.count == (($0["case"] as? String)?.hasPrefix("watchers-") == true ? 1 : 3) })
+        let external = try #require(objects.first { $0["case"] as? String == "external-change" })
         #expect((external["floor_us"] as? [Double])?.count == 3, "the floor's wake-ups are samples too")
         #expect(external["idle_cpu_us"] is Double)
         #expect(sandbox.fallback.contents().isEmpty, "the bench wrote outside its directory")
     }
 
+    @Test("bench --watchers measures only the watchers cases asked for, each told of one write made elsewhere")
+    func watchersCasesAlone() throws {
+        let run = try sandbox.run(["bench", "--watchers", "1,3", "--directory", sandbox.directory.appending("work")])
+        #expect(run.status == 0, "standard error: \(run.errors)")
+        let lines = run.lines.filter { $0.hasPrefix("BENCH ") }
+        #expect(lines.map { $0.split(separator: " ")[1] } == ["case=watchers-1", "case=watchers-3"])
+        for line in lines {
+            for field in Self.watcherFields {
+                #expect(line.split(separator: " ").contains { $0.hasPrefix(field + "=") && Double($0.dropFirst(field.count + 1)) != nil }, "\(line)")
+            }
+        }
+    }
+
     @Test("Bad bench options give one line on standard error and exit 2")
     func badOptionsAreRejected() throws {
-        for arguments in [["bench", "--samples", "0"], ["bench", "--json"], ["bench", "--nonsense"]] {
+        for arguments in [["bench", "--samples", "0"], ["bench", "--json"], ["bench", "--nonsense"], ["bench", "--watchers", "none"]] {
             let run = try sandbox.run(arguments)
             #expect(run.status == 2)
             #expect(run.errorLines.count == 1, "\(arguments): \(run.errors)")
