@@ -105,6 +105,8 @@ extension EtcdDomainStorage {
                 confirmed = true
                 conflicts += 1
             } catch {
+                // No attempt at all: pauses after conflicts used the time up before this try, and nothing was sent.
+                if error.attempts.isEmpty, tried.attempts.isEmpty, unseen.isEmpty, conflicts > 0 { throw gaveUp(after: conflicts) }
                 tried.attempts += error.attempts
                 guard error.stoppedOnUnknownOutcome else { throw unreachable(tried, doing: "write", unknownOutcome: !unseen.isEmpty) }
                 unseen.append(Unseen(writeID: writeID, baseRevision: current.modRevision, contents: contents))
@@ -123,10 +125,15 @@ extension EtcdDomainStorage {
             }
             if deadline.hasPassed {
                 if !tried.attempts.isEmpty { throw unreachable(tried, doing: "write", unknownOutcome: !unseen.isEmpty) }
-                throw PrefsError.storageUnreachable(location: location, reason: "the write gave up after \(conflicts) conflicting writes by others within \(timeout); nothing was changed")
+                throw gaveUp(after: conflicts)
             }
             if conflicts > 0 { pauseAfterConflict(conflicts, before: deadline) }
         }
+    }
+
+    /// The error of a write whose every attempt lost to another writer's until its time was up.
+    private func gaveUp(after conflicts: Int) -> PrefsError {
+        .storageUnreachable(location: location, reason: "the write gave up after \(conflicts) conflicting writes by others within \(timeout); nothing was changed")
     }
 
     /// Looks, for each unseen write whose base revision the key has moved past, at the first change after it.
