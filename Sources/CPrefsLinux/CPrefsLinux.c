@@ -59,6 +59,14 @@ void cprefs_unlock(uint32_t *word) {
     }
 }
 
+void cprefs_futex_wait(uint32_t *word, uint32_t value) {
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+}
+
+void cprefs_futex_wake_one(uint32_t *word) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /// `poll` of `entries` with no wait, as the system call itself.
 static long cprefs_poll_now(struct pollfd *entries, unsigned long count) {
     struct timespec zero = {0, 0};

@@ -1,10 +1,11 @@
 import Dispatch
+import PrefsStorage
 import Synchronization
 
 /// The calls a watch's handler received, counted as each begins, with a way to wait for more: by a
 /// semaphore each call signals, never by sleeping and looking again.
 final class CallCounter: Sendable {
-    private let calls = Mutex(0)
+    private let calls = PrefsMutex(0)
     private let signal = DispatchSemaphore(value: 0)
 
     /// Records one call; the first thing the handler does, so that a call begun is a call counted.

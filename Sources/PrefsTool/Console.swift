@@ -2,6 +2,7 @@
 
 import Foundation
 import Glibc
+import PrefsStorage
 import Synchronization
 
 /// Output without C stdio buffering: every line reaches the terminal or pipe at once, in order, even when
@@ -11,7 +12,7 @@ import Synchronization
 /// subcommand midway; it is remembered, and the harness reports it and exits non-zero at the end (see
 /// ``outputFailure``), so that output that never arrived is never reported as a success.
 package enum Console {
-    private static let failure = Mutex<SystemError?>(nil)
+    private static let failure = PrefsMutex<SystemError?>(nil)
 
     /// The first failed write to standard output in this process, if any.
     package static var outputFailure: SystemError? { failure.withLock { $0 } }

@@ -15,6 +15,7 @@
 
 import Foundation
 import RVS_PersistentPrefs
+import PrefsStorage
 import Synchronization
 
 extension DomainInspector {
@@ -97,7 +98,7 @@ extension DomainInspector {
 /// What has been reported on standard error as a warning, so that a file that many domains read (a system
 /// directory's global file) is reported once per run, not once per domain.
 enum Warnings {
-    private static let reported = Mutex<Set<String>>([])
+    private static let reported = PrefsMutex<Set<String>>([])
 
     /// Writes `message` on standard error as a warning, unless it was written already.
     static func report(_ message: String) {

@@ -54,6 +54,12 @@ let package = Package(
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // A program whose main thread runs its own poll() loop, not Dispatch's (a GTK program runs GLib's): the
+        // Observation article's way of receiving changes made elsewhere on such a loop (SPEC §12).
+        .executableTarget(
+            name: "ForeignLoop",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
         // The same API from an app still in the Swift 5 language mode.
         .executableTarget(
             name: "Swift5Mode",

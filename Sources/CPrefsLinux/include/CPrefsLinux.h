@@ -35,6 +35,11 @@ int cprefs_change_delivery_active(void);
 void cprefs_lock(uint32_t *word);
 void cprefs_unlock(uint32_t *word);
 
+/// The sleeping and waking of a futex lock kept elsewhere (PrefsStorage's `PrefsMutex`, whose atomics are
+/// Swift's): sleeps while `*word` is `value` (or until woken), and wakes one sleeper of `word`.
+void cprefs_futex_wait(uint32_t *word, uint32_t value);
+void cprefs_futex_wake_one(uint32_t *word);
+
 /// The bytes queued for reading on `fd` (`ioctl(FIONREAD)`), 0 when it fails. Inline, so that a read's
 /// one system call is made without Swift's wrapper of the variadic `ioctl`.
 static inline int cprefs_pending_bytes(int fd) {

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsStorage
 import Synchronization
 
 /// Calls to an etcd cluster's JSON gateway through its endpoints in turn, over kept-alive connections, every
@@ -15,7 +16,7 @@ final class EtcdClient: Sendable {
         var preferred = 0
         var token: String?
     }
-    private let state = Mutex(State())
+    private let state = PrefsMutex(State())
     /// The calls made so far (each ``call(_:_:by:timeout:idempotent:)``, whatever its attempts), so that what
     /// an operation costs in round trips can be checked from outside.
     private let calls = Atomic<Int>(0)

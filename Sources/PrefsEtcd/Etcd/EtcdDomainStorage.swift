@@ -99,7 +99,7 @@ public final class EtcdDomainStorage: DomainStorage {
         var liveChangeWatches: Set<Int> = []
         var changeWatchesMade = 0
     }
-    let state = Mutex(State())
+    let state = PrefsMutex(State())
 
     /// A domain kept in the etcd cluster at `endpoints`. Nothing is sent until the first operation.
     ///

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PrefsStorage
 import Synchronization
 
 /// A long-running etcd watch of one key (or a range of keys), on a thread of its own: events are told in
@@ -29,7 +30,7 @@ final class EtcdWatchStream: Sendable {
         var next: Int64
         var cancelled = false
     }
-    private let state: Mutex<State>
+    private let state: PrefsMutex<State>
 
     /// Starts watching `key` from `startRevision` (0: from now).
     /// - Parameters:
@@ -51,7 +52,7 @@ final class EtcdWatchStream: Sendable {
         for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         wake = pipeEnds[0]
         wakeWriter = pipeEnds[1]
-        state = Mutex(State(next: startRevision))
+        state = PrefsMutex(State(next: startRevision))
         let thread = Thread { [self] in run() }
         thread.name = "PrefsEtcd watch"
         thread.start()

@@ -1,3 +1,4 @@
+import PrefsStorage
 import Synchronization
 
 /// One kept-alive HTTP/1.1 connection to one endpoint: requests with `Content-Length` bodies; responses
@@ -8,7 +9,7 @@ import Synchronization
 /// threads, and is held for a whole step.
 final class HTTPConnection: Sendable {
     let endpoint: HTTPEndpoint
-    private let state: Mutex<HTTPWire>
+    private let state: PrefsMutex<HTTPWire>
 
     /// The most a response body may hold: far beyond any domain (etcd's own limit is 1.5 MiB by default, base64
     /// and JSON make it about 2 MiB), small enough that a misbehaving server cannot exhaust memory.
@@ -25,7 +26,7 @@ final class HTTPConnection: Sendable {
         } else {
             stream = socket
         }
-        state = Mutex(HTTPWire(endpoint: endpoint, stream: stream))
+        state = PrefsMutex(HTTPWire(endpoint: endpoint, stream: stream))
     }
 
     /// Whether the connection can carry another request: its last response was read whole, and the server has

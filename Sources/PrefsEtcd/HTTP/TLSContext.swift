@@ -1,4 +1,5 @@
 internal import COpenSSL
+import PrefsStorage
 import Synchronization
 
 /// How an `https` endpoint's certificate is verified: against the system's trust store, or against the CA
@@ -7,7 +8,7 @@ import Synchronization
 final class TLSContext: Sendable {
     /// The OpenSSL context, shared by every connection (an `SSL_CTX` may be used from several threads once set
     /// up; the mutex only makes that visible to the compiler).
-    private let context: Mutex<OpaquePointer>
+    private let context: PrefsMutex<OpaquePointer>
 
     /// - Parameter caFile: A PEM file of CA certificates to trust instead of the system's trust store.
     init(caFile: String?) throws(HTTPError) {
@@ -19,7 +20,7 @@ final class TLSContext: Sendable {
             SSL_CTX_free(context)
             throw .tls(caFile.map { "cannot load the CA file \($0): \(Self.lastError())" } ?? "cannot load the system's trust store: \(Self.lastError())")
         }
-        self.context = Mutex(context)
+        self.context = PrefsMutex(context)
     }
 
     /// A new TLS session of this context.

@@ -29,8 +29,8 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     private let changes = Atomic<UInt64>(0)
     /// What the last read found that may be trusted while `changes` is unchanged: that there was no file,
     /// or that the file's owner and mode passed the checks.
-    private let trusted = Mutex<(token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)?>(nil)
-    private let watch = Mutex<(any DomainChangeWatch)?>(nil)
+    private let trusted = PrefsMutex<(token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)?>(nil)
+    private let watch = PrefsMutex<(any DomainChangeWatch)?>(nil)
     /// The count of changes told, plus one, while a missing file is trusted on that count alone (its
     /// directory does not exist, so no token vouches): what the common read checks with no lock. 0: none.
     private let missingAtChanges = Atomic<UInt64>(0)
@@ -56,8 +56,8 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
         }
     }
 
-    private static let registry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
-    private static let verifyingRegistry = Mutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
+    private static let registry = PrefsMutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
+    private static let verifyingRegistry = PrefsMutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
 
     /// One object per file and per kind: a managed directory that is also a system directory still has its
     /// files' ownership checked when they are read as managed.
@@ -69,7 +69,7 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     }
 
     private static func shared(_ file: FileDomainStorage, verifiesOwnership: Bool,
-                               in registry: borrowing Mutex<[ObjectIdentifier: AdministratorDomainStorage]>) -> AdministratorDomainStorage {
+                               in registry: borrowing PrefsMutex<[ObjectIdentifier: AdministratorDomainStorage]>) -> AdministratorDomainStorage {
         registry.withLock { domains in
             if let existing = domains[ObjectIdentifier(file)] { return existing }
             let domain = AdministratorDomainStorage(file, verifiesOwnership: verifiesOwnership)

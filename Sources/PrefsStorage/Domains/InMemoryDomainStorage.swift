@@ -10,10 +10,10 @@ public final class InMemoryDomainStorage: DomainStorage {
     private struct State {
         var snapshot: DomainSnapshot
     }
-    private let state: Mutex<State>
+    private let state: PrefsMutex<State>
     /// The watches, under a lock of their own, so that a watch started or stopped inside this domain's
     /// transform (whose thread holds `state`) does not wait for itself.
-    private let watchers = Mutex<(handlers: [Int: @Sendable () -> Void], next: Int)>(([:], 0))
+    private let watchers = PrefsMutex<(handlers: [Int: @Sendable () -> Void], next: Int)>(([:], 0))
     /// The thread running this domain's transform, for reads and writes it makes of the domain itself.
     private let transformOwner = TransformOwnership()
 
@@ -22,7 +22,7 @@ public final class InMemoryDomainStorage: DomainStorage {
 
     /// Makes a domain holding `contents`; an empty dictionary makes a domain that does not exist yet.
     public init(contents: [String: PropertyListValue] = [:], location: String = "in-memory domain") {
-        self.state = Mutex(State(snapshot: contents.isEmpty ? .missing : DomainSnapshot(contents: contents)))
+        self.state = PrefsMutex(State(snapshot: contents.isEmpty ? .missing : DomainSnapshot(contents: contents)))
         self.location = location
     }
 
@@ -89,9 +89,9 @@ public final class InMemoryDomainStorage: DomainStorage {
 
 /// The watch of an ``InMemoryDomainStorage``: removes its handler when cancelled or released.
 private final class InMemoryWatch: DomainChangeWatch {
-    private let stop: Mutex<(@Sendable () -> Void)?>
+    private let stop: PrefsMutex<(@Sendable () -> Void)?>
 
-    init(stop: @escaping @Sendable () -> Void) { self.stop = Mutex(stop) }
+    init(stop: @escaping @Sendable () -> Void) { self.stop = PrefsMutex(stop) }
 
     func cancel() {
         let stop = self.stop.withLock { current in

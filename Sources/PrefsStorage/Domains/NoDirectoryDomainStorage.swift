@@ -18,7 +18,7 @@ package final class NoDirectoryDomainStorage: DomainStorage, EpochVouchedStorage
         self.reason = reason
     }
 
-    private static let registry = Mutex<[String: NoDirectoryDomainStorage]>([:])
+    private static let registry = PrefsMutex<[String: NoDirectoryDomainStorage]>([:])
 
     /// One object per reason, so that the suites made over it are shared per process as file suites are.
     package static func shared(reason: String) -> NoDirectoryDomainStorage {

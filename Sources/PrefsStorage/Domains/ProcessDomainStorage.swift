@@ -5,11 +5,11 @@ import Synchronization
 /// any domain is, so that the search list treats every domain alike; no limits, no watch (its changes
 /// are made by the process itself).
 package final class ProcessDomainStorage: DomainStorage {
-    private let state: Mutex<DomainSnapshot>
+    private let state: PrefsMutex<DomainSnapshot>
     package let location: String
 
     package init(contents: [String: PropertyListValue] = [:], location: String) {
-        self.state = Mutex(DomainSnapshot(contents: contents))
+        self.state = PrefsMutex(DomainSnapshot(contents: contents))
         self.location = location
     }
 

@@ -23,7 +23,7 @@ package final class FaultInjection: Sendable {
         var tick: Int?
     }
 
-    private let state = Mutex(State())
+    private let state = PrefsMutex(State())
 
     package init() {}
 

@@ -44,7 +44,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     private let pathCString: ContiguousArray<CChar>
     let temporaryPath: String
     let system: SystemCalls
-    private let cache = Mutex<CachedDomain?>(nil)
+    private let cache = PrefsMutex<CachedDomain?>(nil)
     /// Tells a read whether the file may have changed since it was cached, with no system call of
     /// this domain's own (see ``ReadFreshness``); asked for once, so that a read looks nothing up.
     private let freshness: any FreshnessTracker
@@ -57,12 +57,12 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// ``FreshnessTracker/changeCount()``), for a domain built on this one that trusts what it found
     /// while the count stands still.
     package var changeCount: UInt64? { freshness.changeCount() }
-    private let watchOverride = Mutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
+    private let watchOverride = PrefsMutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
     /// Whether the freshness tracker is the process's watch engine's, whose events move the ``ReadEpoch``.
     package let trackedByProcessEngine: Bool
     /// The watch that lets the process's engine vouch for this file's reads (see ``startVouching()``):
     /// `nil` until started, then the watch, or `.some(nil)` when there is none to start.
-    private let vouchingWatch = Mutex<FileWatch??>(nil)
+    private let vouchingWatch = PrefsMutex<FileWatch??>(nil)
     /// Whether ``startVouching()`` ran: read with no lock by every read of a suite.
     private let vouchingStarted = Atomic<Bool>(false)
 
@@ -113,7 +113,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         self.trackedByProcessEngine = (source as AnyObject) === WatchEngine.shared
     }
 
-    private static let registry = Mutex<[String: FileDomainStorage]>([:])
+    private static let registry = PrefsMutex<[String: FileDomainStorage]>([:])
 
     /// The process-wide instance for `<directory>/<name>.plist`, made on first use, so that everyone in
     /// the process shares one cache of the parsed file.
@@ -317,7 +317,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     package static var maximumFileSize: Int { DomainLimits.maximumSize }
 
     #if DEBUG
-    private static let parses = Mutex([String: Int]())
+    private static let parses = PrefsMutex([String: Int]())
 
     /// How many times this process has parsed the domain file at `path`: lets tests prove that an
     /// unchanged file, readable or not, is never parsed again. Counted by path, so that other tests

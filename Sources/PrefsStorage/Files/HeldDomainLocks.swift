@@ -13,7 +13,7 @@ enum HeldDomainLocks {
         let inode: UInt
     }
 
-    private static let holders = Mutex<[FileIdentity: UInt]>([:])
+    private static let holders = PrefsMutex<[FileIdentity: UInt]>([:])
 
     private static var currentThread: UInt { UInt(pthread_self()) }
 

@@ -104,9 +104,9 @@ public final class DefaultsSuite: Sendable {
     private let arguments: FixedDomainStorage
     private let registered: ProcessDomainStorage
     /// What the `UserDefaults` API keeps (see DefaultsSuite+UserDefaults.swift).
-    let userDefaultsState = Mutex(UserDefaultsState())
+    let userDefaultsState = PrefsMutex(UserDefaultsState())
     /// The rules classes declare for their collections, by storage key and class (see CollectionRules.swift).
-    let collectionRules = Mutex<[String: [ObjectIdentifier: CollectionRule]]>([:])
+    let collectionRules = PrefsMutex<[String: [ObjectIdentifier: CollectionRule]]>([:])
 
     /// Makes a suite over `persistentDomain`, with a registration domain of its own.
     ///
@@ -185,7 +185,7 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// The reads kept, the most recent first; a few, for the few storage keys a process reads.
-    private let keptReads = Mutex<[KeptRead]>([])
+    private let keptReads = PrefsMutex<[KeptRead]>([])
     private static let keptReadLimit = 8
 
     /// How each source combines, by index: read on every read without copying the source's role.
@@ -197,7 +197,7 @@ public final class DefaultsSuite: Sendable {
     /// The argument domain, parsed once from the arguments given at creation.
     public var argumentDomain: [String: PropertyListValue] { arguments.contents }
 
-    private static let registry = Mutex<[[ObjectIdentifier?]: DefaultsSuite]>([:])
+    private static let registry = PrefsMutex<[[ObjectIdentifier?]: DefaultsSuite]>([:])
 
     /// The process-wide suite over these domains, with this process's arguments, made on first use.
     ///

@@ -8,7 +8,7 @@ import Synchronization
 /// or out of watches, see `/proc/sys/fs/inotify/max_user_watches`), the watched domain file is also
 /// checked with `stat()` every ``pollingInterval``.
 public enum DomainWatching {
-    private static let settings = Mutex(Settings())
+    private static let settings = PrefsMutex(Settings())
 
     private struct Settings: Sendable {
         var pollingInterval: Duration = .seconds(1)

@@ -52,7 +52,7 @@ package final class WatchEngine: ReadFreshness {
         #endif
     }
 
-    private let state = Mutex(State())
+    private let state = PrefsMutex(State())
     /// The running inotify descriptor, or -1: read without the mutex by ``takePendingEvents()``.
     private let inotifyDescriptor = Atomic<Int32>(-1)
     /// Odd while events are being drained and applied (see ``takePendingEvents()``).

@@ -62,5 +62,5 @@ struct WatchRunner {
 
     private static let serials = Atomic<UInt64>(0)
     /// The engines of threads made and not yet started, by serial.
-    private static let pending = Mutex<[UInt64: WatchEngine]>([:])
+    private static let pending = PrefsMutex<[UInt64: WatchEngine]>([:])
 }

@@ -1,5 +1,6 @@
 import Foundation
 
+import PrefsStorage
 import Synchronization
 
 // The process-wide settings that choose the suite every instance uses by default. They live apart from
@@ -28,10 +29,10 @@ extension RVS_PersistentPrefs {
         }
     }
 
-    static let configuration = Mutex(initialConfiguration())
+    static let configuration = PrefsMutex(initialConfiguration())
 
     /// The settings before any is set, made by a call the optimizer does not fold: in a release build of a
-    /// package that depends on this one, Swift 6.3 initialized `Mutex(Configuration())` statically with
+    /// package that depends on this one, Swift 6.3 initialized `PrefsMutex(Configuration())` statically with
     /// `resolved` reading as a success holding no suite, so every instance of the default suite failed with
     /// "userDefaults is nil" (`.ci/run` now runs the Quick start from a release build to catch it).
     @inline(never)

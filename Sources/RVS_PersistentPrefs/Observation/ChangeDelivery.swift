@@ -21,6 +21,9 @@ struct ChangeEvent {
     var audience: [ObserverList.Registration]? = nil
     /// The observers the write announced itself to with `.prior`: they hear it whatever it changed.
     var announced: Set<Int> = []
+    /// Whether it was made elsewhere (another instance, process or machine): then Swift Observation is told
+    /// of it on the main actor when watching was turned on there.
+    var madeElsewhere = false
 }
 
 /// What an instance's notifications need between operations. Guarded by the instance's operation lock.
@@ -140,7 +143,15 @@ extension RVS_PersistentPrefs {
             call(registration) { $0.send(change, to: self) }
         }
         observers.publish(PrefsChange(collection: change.after))
-        notifyObservedChange(ofEntries: change.changedEntries)
+        if change.madeElsewhere, let isolation = swiftObservation.isolationForExternalChanges {
+            // SPEC §12: a change made elsewhere never runs a main-actor model's tracking off the main actor.
+            let entries = change.changedEntries
+            isolation.submit(HandlerIsolation.Call { [self] in
+                locked { notifyObservedChange(ofEntries: entries) }
+            })
+        } else {
+            notifyObservedChange(ofEntries: change.changedEntries)
+        }
     }
 
     /// Calls one observer's handler through `body` where it must run (SPEC §12): here, for a handler

@@ -45,6 +45,7 @@ extension RVS_PersistentPrefs {
             // watch thread never takes it, so stopping, which may wait for that thread, cannot deadlock.)
             locked {
                 if newValue {
+                    swiftObservation.noteWatchingTurnedOn(onMainActor: HandlerIsolation.isOnMainQueue)
                     externalChanges.start(for: self)
                 } else {
                     externalChanges.stop()
@@ -80,7 +81,7 @@ extension RVS_PersistentPrefs {
             guard let current = currentCollectionForWatching(deliveringChange: true) else { return }
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }
             let changed = Self.entriesThatDiffer(previous, current)
-            tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true))
+            tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true, madeElsewhere: true))
             userDefaults?.postDidChange()
         }
     }
@@ -103,7 +104,7 @@ final class ExternalChanges: Sendable {
         var owner: InstanceReference?
     }
 
-    private let state = Mutex(State())
+    private let state = PrefsMutex(State())
     /// The shared delivery thread this instance's deliveries run on, one at a time.
     private let lane: DeliveryLane
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PrefsStorage
 import Synchronization
 
 /// Where one observer's handler runs: on the actor it was registered from (SPEC §12).
@@ -30,7 +31,7 @@ final class HandlerIsolation: Sendable {
 
     /// The actor the handler was registered from.
     let actor: any Actor
-    private let queue = Mutex(Queue())
+    private let queue = PrefsMutex(Queue())
 
     init(_ actor: any Actor) {
         self.actor = actor

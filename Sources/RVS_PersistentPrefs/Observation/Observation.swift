@@ -1,4 +1,5 @@
 import PrefsPropertyList
+import PrefsStorage
 import Synchronization
 
 /// Which values a change notification carries, and when notifications are sent; the meanings of
@@ -48,11 +49,11 @@ public final class PrefsObservation: Sendable {
         weak var list: ObserverList?
     }
 
-    private let link: Mutex<Link>
+    private let link: PrefsMutex<Link>
     private let id: Int
 
     init(list: ObserverList, id: Int) {
-        link = Mutex(Link(list: list))
+        link = PrefsMutex(Link(list: list))
         self.id = id
     }
 

@@ -1,3 +1,4 @@
+import PrefsStorage
 import Synchronization
 
 /// The key-path observers and change streams registered with one instance: who is told, not what.
@@ -17,7 +18,7 @@ final class ObserverList: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = PrefsMutex(State())
 
     init() {}
 

@@ -1,5 +1,6 @@
 import Observation
 import PrefsPropertyList
+import PrefsStorage
 import Synchronization
 
 /// `RVS_PersistentPrefs` works with the toolchain's Observation framework: `withObservationTracking`
@@ -14,9 +15,11 @@ import Synchronization
 ///   collection. With ``RVS_PersistentPrefs/watchesExternalChanges`` on, so does a change made elsewhere,
 ///   for the entries that differ from what the instance last saw.
 /// - Rejected writes, reads and ``RVS_PersistentPrefs/flush()`` trigger nothing.
-/// - `onChange` runs once the write is complete, on the thread that wrote (for a change made elsewhere,
-///   on a delivery thread), so a read inside it sees the new value. A write made inside it is
-///   told after it returns, as a write made inside a key-path observer's handler is.
+/// - `onChange` runs once the write is complete, so a read inside it sees the new value: for a write through
+///   the instance, on the thread that wrote; for a change made elsewhere, on the main actor when
+///   ``RVS_PersistentPrefs/watchesExternalChanges`` was turned on on the main actor (a `@MainActor` model),
+///   as a main-actor key-path handler is told (SPEC §12), and otherwise on a delivery thread. A write made
+///   inside it is told after it returns, as a write made inside a key-path observer's handler is.
 extension RVS_PersistentPrefs: Observable {}
 
 /// The registrar of one instance, and the key paths that stand for its entries.
@@ -24,12 +27,32 @@ final class SwiftObservationSupport: Sendable {
     let registrar = ObservationRegistrar()
     /// One key path per entry name, made once: reads are frequent and a key path with a subscript
     /// argument is an allocation.
-    private let entryKeyPaths = Mutex<[String: any KeyPath<RVS_PersistentPrefs, Void> & Sendable]>([:])
+    private let entryKeyPaths = PrefsMutex<[String: any KeyPath<RVS_PersistentPrefs, Void> & Sendable]>([:])
 
     /// The key path that stands for the whole collection, made once.
     static let wholeCollection: any KeyPath<RVS_PersistentPrefs, [String: Any]> & Sendable = \RVS_PersistentPrefs.values
 
+    /// Where changes made elsewhere are told to Swift Observation: the main actor's queue of calls when
+    /// watching was turned on on the main actor, else `nil` (the delivery thread).
+    private let externalChangeIsolation = PrefsMutex<HandlerIsolation?>(nil)
+
     init() {}
+
+    /// Notes where watching was turned on: on the main actor, changes made elsewhere are then told to Swift
+    /// Observation there, so that the registrar's `willSet` and `didSet`, and the `onChange` of a main-actor
+    /// model's tracking, never run off the main actor for them; elsewhere, on the delivery thread.
+    func noteWatchingTurnedOn(onMainActor: Bool) {
+        externalChangeIsolation.withLock { isolation in
+            if !onMainActor {
+                isolation = nil
+            } else if isolation == nil {
+                isolation = HandlerIsolation(MainActor.shared)
+            }
+        }
+    }
+
+    /// The actor on which a change made elsewhere is told to Swift Observation; `nil`: where it is delivered.
+    var isolationForExternalChanges: HandlerIsolation? { externalChangeIsolation.withLock { $0 } }
 
     func keyPath(forEntry name: String) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
         entryKeyPaths.withLock { paths in

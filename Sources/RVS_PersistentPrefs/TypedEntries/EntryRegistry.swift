@@ -1,5 +1,6 @@
 import Foundation
 import PrefsPropertyList
+import PrefsStorage
 import Synchronization
 
 /// What the registry needs to know of an `@Entry` property, whatever its value type.
@@ -38,7 +39,7 @@ struct EntryRegistry: Sendable {
         nameSet.isEmpty ? Set(keys) : nameSet.union(keys)
     }
 
-    private static let registries = Mutex<[ObjectIdentifier: EntryRegistry]>([:])
+    private static let registries = PrefsMutex<[ObjectIdentifier: EntryRegistry]>([:])
 
     /// The registry of `instance`'s class, made on first use.
     static func registry(of instance: RVS_PersistentPrefs) -> EntryRegistry {

@@ -136,6 +136,31 @@ struct SwiftObservationTests {
         #expect(writer.wait() == 0)
     }
 
+    @Test("A main-actor model that turned watching on hears another process's change through onChange on the main actor")
+    @MainActor
+    func externalChangeOnTheMainActor() async throws {
+        let prefs = TrackedPrefs(suite: try suite())
+        prefs.watchesExternalChanges = true
+        // Where each onChange ran, as it ran: a stream, so that the test awaits it without holding the main actor.
+        let (onMainActor, heard) = AsyncStream<Bool>.makeStream()
+        withObservationTracking { _ = prefs.volume } onChange: { heard.yield(HandlerIsolation.isOnMainQueue) }
+        let writer = try ChildProcess.worker("serve-entries", directory.path, "tracked", "settings")
+        writer.send("volume 9")
+        #expect(writer.readLine() == "done volume 9")
+        var iterator = onMainActor.makeAsyncIterator()
+        #expect(await iterator.next() == true)
+        #expect(prefs.volume == 9)
+        // A write through the instance on the main actor is still told on the spot.
+        let (ownWrite, heardOwn) = AsyncStream<Bool>.makeStream()
+        withObservationTracking { _ = prefs.volume } onChange: { heardOwn.yield(HandlerIsolation.isOnMainQueue) }
+        prefs.volume = 10
+        heardOwn.finish()
+        var ownIterator = ownWrite.makeAsyncIterator()
+        #expect(await ownIterator.next() == true)
+        writer.closeInput()
+        #expect(writer.wait() == 0)
+    }
+
     @Test("Without watching, another instance's write triggers nothing")
     func externalNeedsWatching() throws {
         let prefs = TrackedPrefs(suite: try suite())

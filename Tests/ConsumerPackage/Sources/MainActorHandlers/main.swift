@@ -2,9 +2,11 @@
 // Observation article's @MainActor SettingsModel and a typed entry's observer and `updates(of:)`, each with
 // a handler body that captures and contains closures, while another process (this program, run as
 // `MainActorHandlers writer DIRECTORY`) writes 200 times. Every main-actor handler must run on the main
-// thread, and each must hear the last write. Built in Swift 6 mode here, and as MainActorHandlersSwift5 (the
-// same file) in Swift 5 mode. It exits 0 when every check holds, and 1 with the reason otherwise.
+// thread, and each must hear the last write; so must a main-actor model's Swift Observation tracking, whose
+// onChange must run on the main actor. Built in Swift 6 mode here, and as MainActorHandlersSwift5 (the same
+// file) in Swift 5 mode. It exits 0 when every check holds, and 1 with the reason otherwise.
 import Foundation
+import Observation
 import RVS_PersistentPrefs
 
 enum Appearance: String, Codable, Sendable { case system, light, dark }
@@ -56,6 +58,40 @@ final class SettingsModel {
     }
 }
 
+/// Marks the main queue, so that a nonisolated closure can tell whether it runs the main actor's work (after an
+/// async `main` parks the main thread, a worker thread drains the main queue on Linux).
+let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// The Observation article's Swift Observation, from a main-actor model: tracking the counter, told of the other
+/// process's writes through `onChange`, which must run on the main actor (SPEC §12).
+@MainActor
+final class TrackedModel {
+    let prefs = AppPreferences(key: key)
+    private(set) var counter = 0
+    private(set) var changes = 0
+
+    init() {
+        prefs.watchesExternalChanges = true
+        track()
+    }
+
+    private func track() {
+        counter = withObservationTracking { prefs.counter } onChange: { [weak self] in
+            if DispatchQueue.getSpecific(key: mainQueueKey) != true {
+                fail("Swift Observation's onChange ran off the main actor for a change made elsewhere")
+            }
+            Task { @MainActor in
+                self?.changes += 1
+                self?.track()
+            }
+        }
+    }
+}
+
 /// A handler of another actor runs on that actor.
 actor Tally {
     private var prefs: AppPreferences?
@@ -89,6 +125,8 @@ func run() async {
     }
 
     let model = SettingsModel()
+    _ = mainQueueKey
+    let tracked = TrackedModel()
     let tally = Tally()
     await tally.start()
     var updatesHeard = 0
@@ -116,9 +154,9 @@ func run() async {
     let deadline = ContinuousClock.now + .seconds(30)
     while true {
         let actorLast = await tally.last
-        if model.heard.last == writes && actorLast == writes && updatesHeard == writes { break }
+        if model.heard.last == writes && actorLast == writes && updatesHeard == writes && tracked.counter == writes { break }
         if ContinuousClock.now > deadline {
-            fail("not told of the last write in 30 s: model \(model.heard.last ?? -1), actor \(actorLast), updates \(updatesHeard)")
+            fail("not told of the last write in 30 s: model \(model.heard.last ?? -1), actor \(actorLast), updates \(updatesHeard), tracked \(tracked.counter)")
         }
         try? await Task.sleep(for: .milliseconds(10))
     }
@@ -127,7 +165,7 @@ func run() async {
     if zip(model.heard, model.heard.dropFirst()).contains(where: { $0 >= $1 }) { fail("the model heard counts out of order: \(model.heard)") }
     if sharingHeard < 2 { fail("the Sharing example's handler heard no change made elsewhere") }
     withExtendedLifetime(token) {}
-    print("MainActorHandlers: \(model.heard.count) notifications on the main actor, the last \(writes); the actor's handler heard \(writes)")
+    print("MainActorHandlers: \(model.heard.count) notifications on the main actor, the last \(writes); the actor's handler heard \(writes); onChange \(tracked.changes) times on the main actor")
 }
 
 await run()
