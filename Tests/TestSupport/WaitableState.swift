@@ -1,30 +1,34 @@
 import Foundation
-import Synchronization
 
 // Shared state for tests and the bench: what their handlers record, and values a test waits for. Kept
-// out of the library, which holds its own state in `Mutex` directly.
+// out of the library. Behind `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`, so that a
+// test run under ThreadSanitizer sees these locks (Mutex's contended paths are system calls it cannot see).
 
-/// A value that is only ever read or changed while holding its own lock: a `Mutex` that is a class, so
-/// that it can be shared by reference (tests use it for what their handlers record).
+/// A value that is only ever read or changed while holding its own lock, shared by reference (tests use it
+/// for what their handlers record).
 package final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let lock = NSLock()
+    /// Touched only while `lock` is held.
+    nonisolated(unsafe) private var value: Value
 
-    package init(_ value: Value) { mutex = Mutex(value) }
+    package init(_ value: Value) { self.value = value }
 
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> sending Result) throws(Failure) -> sending Result {
-        try mutex.withLock { (value: inout Value) throws(Failure) -> sending Result in try body(&value) }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
 
 /// A value behind a condition: every change wakes the threads waiting for the value to reach a state, as
 /// deliveries counted for a test, or handler calls a test waits for.
 package final class WaitableValue<Value: Sendable>: Sendable {
-    private let value: Mutex<Value>
+    private let value: Locked<Value>
     /// Signals changes only: a waiter holds it from its check of the value until it sleeps, and an update
     /// takes it after changing the value, so no wake-up falls in between.
     private let changed = NSCondition()
 
-    package init(_ value: Value) { self.value = Mutex(value) }
+    package init(_ value: Value) { self.value = Locked(value) }
 
     /// The value now.
     package var current: Value { value.withLock { $0 } }

@@ -22,7 +22,9 @@ extension RVS_PersistentPrefs {
     /// - `.prior` notifications of a change made elsewhere come after the change, just before the others.
     ///
     /// A handler registered from an actor (the main actor included) runs on that actor (see
-    /// ``PrefsObserving/observe(_:options:isolation:changeHandler:)``). Other handlers for changes made
+    /// ``PrefsObserving/observe(_:options:isolation:changeHandler:)``); Swift Observation's `onChange` runs on
+    /// the main actor when watching was turned on there (a `@MainActor` model's `init`), else on a delivery
+    /// thread. Other handlers for changes made
     /// elsewhere run on one of a few delivery threads that every watching
     /// instance of the process shares (an instance's deliveries always one at a time, in order), while the
     /// instance's operations on other threads wait, as they do during its own writes' handlers. Keep them

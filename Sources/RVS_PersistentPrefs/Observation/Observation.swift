@@ -119,8 +119,10 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// - **from a nonisolated context** (a plain function, a test, a background thread): the handler runs on
     ///   the thread that wrote, synchronously, and for changes made elsewhere on a delivery thread the
     ///   library shares between watching instances. Keep what it touches safe to reach from any thread.
-    ///   A program whose main loop is not Dispatch's (GTK's GLib loop) registers from a nonisolated context
-    ///   and hands each change to its loop (`g_idle_add`, `g_main_context_invoke`).
+    ///   Write such a handler `@Sendable`: the compiler then checks what it touches (it does not insist).
+    ///   A program whose main loop is not Dispatch's (GTK's GLib loop) passes `isolation: nil` with a
+    ///   `@Sendable` handler, which copies what it needs out of the change and hands it to the loop
+    ///   (`g_main_context_invoke`); see "A main loop that is not Dispatch's" in the Observation article.
     ///
     /// A handler run on the writing thread runs while other threads' operations on the instance wait:
     /// keep it short, and do not wait in one for another thread that uses the instance. A handler told on
@@ -139,7 +141,8 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     ///   - options: The values to carry (`.new`, `.old`) and the extra notifications to send
     ///     (`.initial`, which runs the handler once before `observe` returns; `.prior`).
     ///   - isolation: The actor the handler is isolated to: by default the caller's (`#isolation`), `nil`
-    ///     from a nonisolated context. Leave it out.
+    ///     from a nonisolated context. Leave it out, unless the program's main thread runs a loop that is
+    ///     not Dispatch's: then pass `nil`, with a `@Sendable` handler.
     ///   - changeHandler: Called with the instance and the change.
     /// - Returns: The token; observation stops when it is released or invalidated.
     public func observe<Value>(
