@@ -47,6 +47,7 @@ package final class PrefsMutex<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Takes the lock: one compare-and-swap when it is free, else sleeps in `lockContended()`.
     @inlinable @inline(__always)
     func lock() {
         if word.pointee.compareExchange(expected: 0, desired: 1, successOrdering: .acquiring, failureOrdering: .relaxed).exchanged {
@@ -63,6 +64,7 @@ package final class PrefsMutex<Value>: @unchecked Sendable {
         }
     }
 
+    /// Gives the lock back, waking one sleeper if any marked the word.
     @inlinable @inline(__always)
     func unlock() {
         if word.pointee.exchange(0, ordering: .releasing) == 2 {
@@ -70,6 +72,7 @@ package final class PrefsMutex<Value>: @unchecked Sendable {
         }
     }
 
+    /// Wakes one thread sleeping in `lockContended()`.
     @usableFromInline
     func wakeOne() {
         cprefs_futex_wake_one(UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self))
