@@ -49,16 +49,23 @@ extension DomainInspector {
         // The watches start before the first read: a change made after that read is told by them.
         let watches = storages.compactMap { storage in storage.watchChanges { watcher.changed() } }
         watcher.changed()
+        // Kept where nothing ends their lifetime: `withExtendedLifetime(watches) { waitForever() }` does not, since
+        // its body never returns, and a release build released the watches (and the storages) at once, so that the
+        // installed tool printed the first value and then nothing.
+        Self.keptForever = [storages, watches, watcher]
         if watches.isEmpty {
             // A backend that cannot tell of changes is read again every second.
             let timer = DispatchSource.makeTimerSource(queue: watcher.queue)
             timer.schedule(deadline: .now() + 1, repeating: 1)
             timer.setEventHandler { watcher.compare() }
             timer.resume()
-            withExtendedLifetime(timer) { Self.waitForever() }
+            Self.keptForever.append(timer)
         }
-        withExtendedLifetime(watches) { Self.waitForever() }
+        Self.waitForever()
     }
+
+    /// What a running `watch` needs alive until the process ends; set once, on the main thread, before it waits.
+    nonisolated(unsafe) private static var keptForever: [Any] = []
 
     private static func waitForever() -> Never {
         while true { pause() }
