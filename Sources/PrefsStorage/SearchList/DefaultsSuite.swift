@@ -600,7 +600,7 @@ public final class DefaultsSuite: Sendable {
     /// Values are whole, except that managed and system domains combine entry by entry (see
     /// ``lookup(_:)``).
     /// An administrator's file that cannot be used is left out, as every read of a key leaves it out
-    /// (``warnings(forCollection:)`` tells why).
+    /// (an instance over the suite reports why in `lastWarnings`).
     /// - Throws: The read errors of the suite's other domains.
     public func propertyListRepresentation() throws(PrefsError) -> [String: PropertyListValue] {
         _ = try persistentDomain.snapshot()  // first: an unreadable domain file shows nothing

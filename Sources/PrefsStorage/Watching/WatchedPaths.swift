@@ -239,6 +239,10 @@ struct WatchedPaths {
         paths.remove(path)
         names[link.name] = paths.isEmpty ? nil : paths
         links[link.wd] = names.isEmpty ? nil : names
+        // Nobody waits at this entry any longer, so its creation will concern no path, and nothing would clear a
+        // note that the level is missing: a path watched later would wait for good for a directory made meanwhile.
+        // The notes only save system calls; all go.
+        if paths.isEmpty { missing.removeAll() }
     }
 
     /// Drops one reference to the directory watch `wd`, removing the inotify watch with the last.

@@ -59,6 +59,28 @@ struct SharedWatchChainTests {
             #expect(try domain.snapshot().contents["round"] == .integer(round), "stale read in round \(round)")
         }
     }
+
+    /// A level found missing is noted, and waited for at its parent. When the last path waiting there went, the
+    /// level's creation concerned no path, so the note stayed: a path watched later took the level for missing
+    /// without asking, waited for good for a directory that existed, and heard nothing of its file.
+    @Test("A directory made after the last path waiting for it stopped watching is watched by the next path through it")
+    func directoryMadeAfterItsWaiterLeftIsWatched() throws {
+        let parent = base.appending("a"), level = parent + "/b"
+        #expect(mkdir(parent, 0o700) == 0)
+        // Keeps `a` watched for its entries, so that the level's creation is an event nobody is waiting for.
+        let neighbour = FileWatch(directory: parent, fileName: "q.plist", engine: engine) {}
+        defer { neighbour.cancel() }
+        let waiting = FileWatch(directory: level, fileName: "f.plist", engine: engine) {}
+        waiting.cancel()
+        #expect(mkdir(level, 0o700) == 0)
+        // The creation's event applied before the next watch is added (else it would find that watch waiting).
+        engine.takePendingEventsNow()
+        let told = WaitableValue(0)
+        let watch = FileWatch(directory: level, fileName: "f.plist", engine: engine) { told.update { $0 += 1 } }
+        defer { watch.cancel() }
+        try renameOver(level, "f", ["round": .integer(1)])
+        #expect(told.wait(timeout: 10) { $0 > 0 }, "the file's creation in the directory made meanwhile was not heard")
+    }
 }
 
 /// A process that reads once pays for no watch (issue 27): a suite starts its domains' watches at its third
