@@ -145,10 +145,12 @@ extension RVS_PersistentPrefs {
         observers.publish(PrefsChange(collection: change.after))
         if change.madeElsewhere, let isolation = swiftObservation.isolationForExternalChanges {
             // SPEC §12: a change made elsewhere never runs a main-actor model's tracking off the main actor.
-            let entries = change.changedEntries
-            isolation.submit(HandlerIsolation.Call { [self] in
-                locked { notifyObservedChange(ofEntries: entries) }
-            })
+            // One queued call tells every change noted until it runs (see `noteExternalChange`).
+            if swiftObservation.noteExternalChange(ofEntries: change.changedEntries) {
+                isolation.submit(HandlerIsolation.Call { [self] in
+                    locked { notifyObservedChange(ofEntries: swiftObservation.takeExternalChanges()) }
+                })
+            }
         } else {
             notifyObservedChange(ofEntries: change.changedEntries)
         }

@@ -78,6 +78,9 @@ final class HandlerIsolation: Sendable {
         return false
     }
 
+    /// How many calls wait on the actor's queue (for tests).
+    var queuedCalls: Int { queue.withLock { $0.calls.count } }
+
     /// Runs the queued calls on `actor`, oldest first, until none is left.
     private func drain(on actor: isolated any Actor) {
         while let call = queue.withLock({ queue -> Call? in

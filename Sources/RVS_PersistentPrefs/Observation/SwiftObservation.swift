@@ -54,6 +54,32 @@ final class SwiftObservationSupport: Sendable {
     /// The actor on which a change made elsewhere is told to Swift Observation; `nil`: where it is delivered.
     var isolationForExternalChanges: HandlerIsolation? { externalChangeIsolation.withLock { $0 } }
 
+    /// The entries changed elsewhere not yet told on the actor, and whether a call to tell them is queued there.
+    ///
+    /// One call at most is queued per instance, and the entries of later changes join it: Swift Observation is
+    /// only told that tracked values changed, which one call says for all of them. So a program whose main loop
+    /// never drains the main actor's queue (a GLib loop that turned watching on from its main thread) holds one
+    /// queued call, not one per change for the life of the process.
+    private let pendingExternalChanges = PrefsMutex<(entries: Set<String>, queued: Bool)>(([], false))
+
+    /// Adds `entries` to those waiting to be told; returns whether a call must be queued to tell them.
+    func noteExternalChange(ofEntries entries: Set<String>) -> Bool {
+        pendingExternalChanges.withLock { pending in
+            pending.entries.formUnion(entries)
+            guard !pending.queued else { return false }
+            pending.queued = true
+            return true
+        }
+    }
+
+    /// The entries waiting to be told, taken by the queued call that tells them.
+    func takeExternalChanges() -> Set<String> {
+        pendingExternalChanges.withLock { pending in
+            defer { pending = ([], false) }
+            return pending.entries
+        }
+    }
+
     func keyPath(forEntry name: String) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
         entryKeyPaths.withLock { paths in
             if let existing = paths[name] { return existing }

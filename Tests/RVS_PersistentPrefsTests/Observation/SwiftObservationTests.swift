@@ -161,6 +161,29 @@ struct SwiftObservationTests {
         #expect(writer.wait() == 0)
     }
 
+    @Test("While the main actor is busy (a main loop that is not Dispatch's), changes made elsewhere queue one call for Swift Observation, not one each, and it tells them all")
+    @MainActor
+    func externalChangesQueueOneCallWhileTheMainActorIsBusy() async throws {
+        let prefs = TrackedPrefs(suite: try suite())
+        prefs.watchesExternalChanges = true
+        let (told, heard) = AsyncStream<Bool>.makeStream()
+        withObservationTracking { _ = prefs.volume } onChange: { heard.yield(HandlerIsolation.isOnMainQueue) }
+        let writer = try ChildProcess.worker("serve-entries", directory.path, "tracked", "settings")
+        // Five changes delivered while this test holds the main actor without awaiting, as a GLib loop would.
+        for volume in 1...5 {
+            let before = prefs.externalChanges.deliveriesCompleted
+            writer.send("volume \(volume)")
+            #expect(writer.readLine() == "done volume \(volume)")
+            #expect(prefs.externalChanges.waitForDeliveries(atLeast: before + 1))
+        }
+        #expect(prefs.swiftObservation.isolationForExternalChanges?.queuedCalls == 1)
+        var iterator = told.makeAsyncIterator()
+        #expect(await iterator.next() == true)
+        #expect(prefs.volume == 5)
+        writer.closeInput()
+        #expect(writer.wait() == 0)
+    }
+
     @Test("Without watching, another instance's write triggers nothing")
     func externalNeedsWatching() throws {
         let prefs = TrackedPrefs(suite: try suite())
