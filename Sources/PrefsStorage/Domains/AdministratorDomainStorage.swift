@@ -13,47 +13,26 @@ import Synchronization
 /// bit): otherwise anyone could force settings on the user.
 ///
 /// Every read of every collection consults these files, and most machines have none of them. So each
-/// object watches its file for as long as the process lives once a suite has read it three times (one inotify
-/// watch chain, waiting at the nearest directory that exists; before, every read looks), and a read that last found no file, or found it already checked, trusts that while the
-/// watch has told of nothing since. Where the file's directory exists, the watch vouches for reads as it
-/// does for any domain file (one `ioctl` a read, and fresh: pending events are taken first). Where the
-/// directory does not exist (most machines), nothing is read: a directory and file made later are seen by
-/// the next read, since their events, queued before `mkdir` returns, move the count of changes the watch
-/// engine took for the file (where only polling serves, within ``DomainWatching/pollingInterval``).
-package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStorage {
+/// object watches its file once a suite has read it three times (one inotify watch chain, shared with every
+/// other watch of the path, waiting at the nearest directory that exists; before, every read looks), and a
+/// read that last found no file, or found it already checked, trusts that while the file's generation stands
+/// (see ``DomainStorage/generation``): a directory and file made later move it, since their events are
+/// queued before `mkdir` returns and taken before the generation is compared (where only polling serves,
+/// there is no generation, and every read looks).
+package final class AdministratorDomainStorage: DomainStorage, VouchingStorage {
     /// The file, read as any domain file is (cached, validated by the process's watch where it has one).
     package let file: FileDomainStorage
     /// Whether the file's owner and mode must prove that only root or this user could have written it.
     package let verifiesOwnership: Bool
-    /// Bumped by the watch's handler whenever the file, or the path to it, may have changed.
-    private let changes = Atomic<UInt64>(0)
-    /// What the last read found that may be trusted while `changes` is unchanged: that there was no file,
-    /// or that the file's owner and mode passed the checks.
-    private let trusted = PrefsMutex<(token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)?>(nil)
-    private let watch = PrefsMutex<(any DomainChangeWatch)?>(nil)
-    /// The count of changes told, plus one, while a missing file is trusted on that count alone (its
-    /// directory does not exist, so no token vouches): what the common read checks with no lock. 0: none.
-    private let missingAtChanges = Atomic<UInt64>(0)
-    /// Whether the last read threw: what it found is then never kept by a suite.
-    private let lastReadFailed = Atomic<Bool>(false)
+    /// What the last read found, kept while the file's generation stands: the generation (shifted left by
+    /// one) and whether the file was missing (the low bit); 0 when the last read kept nothing (it failed, or
+    /// no generation vouched for it). One value, so that two reads racing never pair one's generation with
+    /// the other's finding. A file kept at a generation that verifies ownership passed the checks at it.
+    private let kept = Atomic<UInt64>(0)
 
     package init(_ file: FileDomainStorage, verifiesOwnership: Bool) {
         self.file = file
         self.verifiesOwnership = verifiesOwnership
-    }
-
-    /// Starts the watch that lets reads trust what they found, once; until then every read checks the file.
-    /// The engine's mutex is taken under `watch`'s, which nothing takes under the engine's.
-    private func startWatching() {
-        watch.withLock { watch in
-            guard watch == nil else { return }
-            watch = file.watchChanges { [weak self] in
-                // Invariant F6: every change moves the epoch (here, the watch's call).
-                self?.changes.add(1, ordering: .releasing)
-                // After the count: a suite's read kept from before is found again, and sees it.
-                ReadEpoch.advance()
-            }
-        }
     }
 
     private static let registry = PrefsMutex<[ObjectIdentifier: AdministratorDomainStorage]>([:])
@@ -83,37 +62,24 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
     /// The file's contents; a file that cannot be used throws
     /// ``PrefsError/administratorFileIgnored(path:reason:)``, which the search list reports and skips.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {
+        // The common case on most machines: no such file, nothing heard since. One `ioctl` at most.
+        let before = kept.load(ordering: .acquiring)
+        if before & 1 == 1, let generation = file.generation, generation == before >> 1 { return .missing }
         do {
-            let snapshot = try read()
-            if lastReadFailed.load(ordering: .relaxed) { lastReadFailed.store(false, ordering: .releasing) }
+            let (snapshot, generation) = try read(ownershipCheckedAt: before >> 1)
+            kept.store(generation.map { $0 << 1 | (snapshot.exists ? 0 : 1) } ?? 0, ordering: .releasing)
             return snapshot
         } catch {
-            lastReadFailed.store(true, ordering: .releasing)
+            // A file that could not be used may be usable at the next read without any event (an ownership
+            // check that could not be made): nothing is kept.
+            kept.store(0, ordering: .releasing)
             throw error
         }
     }
 
-    private func read() throws(PrefsError) -> DomainSnapshot {
-        // The common case on most machines: no such directory, nothing heard since. A few atomic loads.
-        if let seenFirst = changesSeen(), missingAtChanges.load(ordering: .acquiring) == seenFirst &+ 1,
-           file.freshnessToken == nil {
-            return .missing
-        }
-        // Both taken before the file is looked at: a change after this point makes them differ next time.
-        // The token, where the watch vouches, is fresh (pending events first); the count of changes told
-        // serves where it cannot (a directory that does not exist yet).
-        // A system file found last time needs no token of its own: its read below validates itself.
-        // Invariant F5: evidence before the read.
-        let needsToken = verifiesOwnership || trusted.withLock { $0?.missing ?? true }
-        let token = needsToken ? file.freshnessToken : nil
-        let seen = changesSeen()
-        let watched = watch.withLock { $0 != nil }
-        let trust = watched ? trusted.withLock { current -> (token: FreshnessToken?, changes: UInt64, missing: Bool, ownershipChecked: Bool)? in
-            guard let current else { return nil }
-            let unchanged = token != nil ? current.token == token : (current.token == nil && seen != nil && current.changes == seen)
-            return unchanged ? current : nil
-        } : nil
-        if trust?.missing == true { return .missing }
+    /// Reads the file, checks its ownership unless it was checked at the generation it is read at, and
+    /// returns the generation the read stays true at, if any.
+    private func read(ownershipCheckedAt checked: UInt64) throws(PrefsError) -> (DomainSnapshot, UInt64?) {
         let snapshot: DomainSnapshot
         do {
             snapshot = try file.snapshot()
@@ -125,47 +91,29 @@ package final class AdministratorDomainStorage: DomainStorage, EpochVouchedStora
             default: throw error
             }
         }
-        // Checked only where there is something to honour: a missing file forces nothing.
-        if verifiesOwnership && snapshot.exists && trust?.ownershipChecked != true {
+        // After the read: the generation the file's read was validated at, while it still stands (taken before
+        // that read, Invariant F5); a change made since has moved it, and then nothing is kept.
+        let generation = file.generation
+        // Checked only where there is something to honour: a missing file forces nothing. A check made after
+        // the generation was taken sees every change that generation does not cover.
+        if verifiesOwnership && snapshot.exists && (generation == nil || generation != checked) {
             if let problem = ownershipProblem() { throw .administratorFileIgnored(path: file.path, reason: problem) }
         }
-        if watched {
-            trusted.withLock { $0 = (token, seen ?? 0, !snapshot.exists, snapshot.exists && verifiesOwnership) }
-            let trustedMissing = token == nil && !snapshot.exists ? seen.map { $0 &+ 1 } : nil
-            missingAtChanges.store(trustedMissing ?? 0, ordering: .releasing)
-        }
-        return snapshot
+        return (snapshot, generation)
     }
 
-    /// The changes that may concern the file so far: those the watch engine took, pending ones first,
-    /// which a directory made an instant before has already moved (its event is queued before `mkdir`
-    /// returns), and those its watch told (polling, where events cannot serve).
-    /// `nil` while no watch's events would reach the file (it could not be placed, or must poll): a missing
-    /// file is then looked for again at every read, since a count that cannot move proves nothing.
-    private func changesSeen() -> UInt64? {
-        // Invariant F8: counted only while covered (a missing file is trusted on this count).
-        guard let count = file.changeCount else { return nil }
-        return count &+ changes.load(ordering: .acquiring)
+    /// The file's generation, while the last read stays true at it (it succeeded, the ownership checks
+    /// passed, and the file's generation has not moved since); `nil` otherwise.
+    package var generation: UInt64? {
+        // Invariant F6: a source reports a generation only for what it would return again.
+        let kept = kept.load(ordering: .acquiring)
+        guard kept != 0, let generation = file.generation, generation == kept >> 1 else { return nil }
+        return generation
     }
 
-    /// Whether the last read stays current until the ``ReadEpoch`` moves: a file known missing from a
-    /// directory that does not exist (its watch's handler moves the epoch), or a file whose reads the
-    /// process's watch engine vouches for.
-    package var isVouchedByEpoch: Bool {
-        // A file that could not be used may be usable at the next read without any event (an ownership
-        // check that could not be made): not kept. Nor is a file another engine than the process's tracks.
-        guard file.trackedByProcessEngine, !lastReadFailed.load(ordering: .acquiring),
-              watch.withLock({ $0 != nil }) else { return false }
-        guard let seen = changesSeen() else { return false }
-        if missingAtChanges.load(ordering: .acquiring) == seen &+ 1, file.freshnessToken == nil { return true }
-        guard let token = file.freshnessToken else { return false }
-        if trusted.withLock({ $0?.token == token && $0?.missing == true }) { return true }
-        return file.isVouchedByEpoch
-    }
-
-    /// Starts its watch, at the third read of a suite that consults it (see ``DefaultsSuite``): a process
-    /// that reads once never watches the administrators' directories.
-    package func startVouching() { startWatching() }
+    /// Starts the watch of its file, at the third read of a suite that consults it (see ``DefaultsSuite``):
+    /// a process that reads once never watches the administrators' directories.
+    package func startVouching() { file.startVouching() }
 
     /// Why the file, or a directory on the way to it, could have been changed by someone other than root or
     /// this user.

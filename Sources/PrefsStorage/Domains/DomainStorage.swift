@@ -28,6 +28,18 @@ public protocol DomainStorage: AnyObject, Sendable {
     ///   ``PrefsError/domainUnreadable(path:reason:)``.
     func snapshot() throws(PrefsError) -> DomainSnapshot
 
+    /// The domain's generation now: a value that changes whenever what ``snapshot()`` would return may have
+    /// changed, or `nil` when the backend cannot vouch for that (the default), and a read then reads.
+    ///
+    /// A suite keeps what a read found while every domain it consulted reports the generation it reported
+    /// just after that read; so a backend that reports one reads an unchanged collection as cheaply as a file
+    /// domain does. The promise is strict: every change completed before this property is read (by any
+    /// writer, in any process) must give a value this object never reported before, and a value may be
+    /// reported only while ``snapshot()`` would return the same snapshot object (or an equal one) as the last
+    /// read. Report `nil` whenever unsure. Reading it must be cheap and must not block on the network:
+    /// it is read by every read of every collection.
+    var generation: UInt64? { get }
+
     /// Whether the domain is known to exist, as far as this process has seen, without reading it:
     /// a hint for callers that must not create anything (a rejected write must not make a directory).
     /// `false` when unsure; the default implementation always says `false`.
@@ -64,6 +76,9 @@ public protocol DomainStorage: AnyObject, Sendable {
 }
 
 extension DomainStorage {
+    /// Unknown: the backend cannot vouch for its reads, and every read reads it.
+    public var generation: UInt64? { nil }
+
     /// Unsure, unless the domain says otherwise.
     public var isKnownToExist: Bool { false }
 

@@ -9,6 +9,8 @@ import Synchronization
 public final class InMemoryDomainStorage: DomainStorage {
     private struct State {
         var snapshot: DomainSnapshot
+        /// Moved by every change (Invariant F6: an in-memory domain's generation is its version).
+        var version: UInt64 = 1
     }
     private let state: PrefsMutex<State>
     /// The watches, under a lock of their own, so that a watch started or stopped inside this domain's
@@ -39,6 +41,13 @@ public final class InMemoryDomainStorage: DomainStorage {
         return state.withLock { $0.snapshot }
     }
 
+    /// Its version, moved by every change; `nil` inside its own transform, where a read returns what the
+    /// transform started from.
+    public var generation: UInt64? {
+        if transformOwner.isOwnThread { return nil }
+        return state.withLock { $0.version }
+    }
+
     /// Changes the contents under the domain's lock, then tells every watch of a change.
     ///
     /// An in-memory domain is always readable, so `policy` makes no difference. Nothing changes if
@@ -64,6 +73,7 @@ public final class InMemoryDomainStorage: DomainStorage {
             // Invariant F9: the snapshot is the generation (unchanged: the same object).
             if unchanged { return (current, false) }
             state.snapshot = DomainSnapshot(contents: contents)
+            state.version += 1
             return (state.snapshot, true)
         }
         // Outside the lock: a handler may read the domain. A watch started after the change may be told of

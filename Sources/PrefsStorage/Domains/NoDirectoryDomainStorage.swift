@@ -10,7 +10,7 @@ import Synchronization
 /// service cannot keep its own. The base class reports the unavailability among its warnings (see
 /// ``DefaultsSuite/standingWarnings``), and every write fails with
 /// ``PrefsError/userDefaultsUnavailable(reason:)``.
-package final class NoDirectoryDomainStorage: DomainStorage, EpochVouchedStorage {
+package final class NoDirectoryDomainStorage: DomainStorage {
     /// Why there is no writable domain, naming what would give one.
     package let reason: String
 
@@ -43,8 +43,4 @@ package final class NoDirectoryDomainStorage: DomainStorage, EpochVouchedStorage
     ) throws(PrefsError) -> DomainSnapshot {
         throw .userDefaultsUnavailable(reason: reason)
     }
-
-    /// Always: nothing ever changes here.
-    package var isVouchedByEpoch: Bool { true }
-    package func startVouching() {}
 }

@@ -6,6 +6,8 @@ import Synchronization
 /// are made by the process itself).
 package final class ProcessDomainStorage: DomainStorage {
     private let state: PrefsMutex<DomainSnapshot>
+    /// Moved by every change, after it (Invariant F6: the registration domain's generation is its version).
+    private let version = Atomic<UInt64>(1)
     package let location: String
 
     package init(contents: [String: PropertyListValue] = [:], location: String) {
@@ -16,6 +18,9 @@ package final class ProcessDomainStorage: DomainStorage {
     package var contents: [String: PropertyListValue] { state.withLock { $0.contents } }
 
     package func snapshot() throws(PrefsError) -> DomainSnapshot { state.withLock { $0 } }
+
+    /// Its version: only this process changes it, and every change moves it.
+    package var generation: UInt64? { version.load(ordering: .acquiring) }
 
     @discardableResult
     package func modify(
@@ -28,8 +33,7 @@ package final class ProcessDomainStorage: DomainStorage {
             current = DomainSnapshot(contents: contents)
             return current
         }
-        // Invariant F6: every change moves the epoch (here, a registration).
-        ReadEpoch.advance()
+        version.add(1, ordering: .releasing)
         return changed
     }
 }

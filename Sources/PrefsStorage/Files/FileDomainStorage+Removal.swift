@@ -21,8 +21,8 @@ extension FileDomainStorage {
         }
         let lock = try acquireLock()
         defer { releaseLock(lock) }
-        // Invariant F6: every change moves the epoch (here, a removal).
-        defer { ReadEpoch.advance() }
+        // What was cached, and kept by suites, is looked at again by the next read.
+        defer { forgetCache() }
         do {
             try system.unlink(path)
         } catch {

@@ -27,7 +27,7 @@ import Synchronization
 ///
 /// All instances for one file in a process should be the same object, so that they share one cache:
 /// get them from ``shared(directory:name:durable:)``.
-public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
+public final class FileDomainStorage: DomainStorage, VouchingStorage {
     /// The domain file: `<directory>/<name>.plist`.
     public let path: String
     /// The directory holding the domain file, created with mode 0700 by the first write.
@@ -53,13 +53,13 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// one that caches what it derives from the file.
     package var freshnessToken: FreshnessToken? { freshness.currentToken() }
 
-    /// The count of events that may concern the file, pending ones taken first (see
-    /// ``FreshnessTracker/changeCount()``), for a domain built on this one that trusts what it found
-    /// while the count stands still.
-    package var changeCount: UInt64? { freshness.changeCount() }
+    /// The path's generation at which the cached read is known to be what the file holds (Invariant F6: the
+    /// cache was validated by the watch, or found the file missing, at that generation); 0 when none is. Set
+    /// under the cache mutex; read with no lock by ``generation``.
+    private let keptGeneration = Atomic<UInt64>(0)
     private let watchOverride = PrefsMutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
-    /// Whether the freshness tracker is the process's watch engine's, whose events move the ``ReadEpoch``.
-    package let trackedByProcessEngine: Bool
+    /// Whether the freshness tracker is a watch engine's, which ``startVouching()`` can start a watch of.
+    package let trackedByWatchEngine: Bool
     /// The watch that lets the process's engine vouch for this file's reads (see ``startVouching()``):
     /// `nil` until started, then the watch, or `.some(nil)` when there is none to start.
     private let vouchingWatch = PrefsMutex<FileWatch??>(nil)
@@ -110,7 +110,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         self.durable = durable
         self.system = system
         self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)
-        self.trackedByProcessEngine = (source as AnyObject) === WatchEngine.shared
+        self.trackedByWatchEngine = source is WatchEngine
     }
 
     private static let registry = PrefsMutex<[String: FileDomainStorage]>([:])
@@ -148,11 +148,17 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         }
     }
 
-    /// Whether the last read was validated by a token of the process's watch engine that is still
-    /// current: then, until the ``ReadEpoch`` moves, a read would return the same snapshot.
-    package var isVouchedByEpoch: Bool {
-        guard trackedByProcessEngine, !transformOwner.isOwnThread, let token = freshness.currentToken() else { return false }
-        return cache.withLock { $0?.watchToken == token && $0?.eventsReachDirectory == true }
+    /// The file's generation: the watch engine's generation of its path, while what the last read found is
+    /// known to be what the file holds at it (read at the domain's path itself, through no symbolic link, with
+    /// one hard link, and validated by the watch; or found missing where the watch reaches the path); `nil`
+    /// otherwise, and from inside this domain's own transform. Pending events are taken first: one `ioctl`
+    /// at most, none when a read scope took them already.
+    public var generation: UInt64? {
+        // Invariant F6: a source reports a generation only for what it would return again.
+        guard !transformOwner.isOwnThread else { return nil }
+        let kept = keptGeneration.load(ordering: .acquiring)
+        guard kept != 0, let now = freshness.currentGeneration(), now.value == kept else { return nil }
+        return kept
     }
 
     /// Watches the file for as long as this object lives, so that the process's watch engine vouches for
@@ -160,7 +166,7 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
     /// domain a read consults) instead of a `stat()` of its own. Where the engine cannot vouch (a file
     /// system whose events are incomplete, no inotify watch left), reads keep validating with `stat()`.
     package func startVouching() {
-        guard trackedByProcessEngine, !vouchingStarted.load(ordering: .acquiring) else { return }
+        guard trackedByWatchEngine, !vouchingStarted.load(ordering: .acquiring) else { return }
         vouchingWatch.withLock { started in
             guard started == nil else { return }
             let (fallback, interval) = watchSettings ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
@@ -175,12 +181,15 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // (see ReadFreshness). The token is taken before anything is read, so whatever changes
         // afterwards makes it differ next time.
         // Invariant F5: evidence before the read.
-        let token = freshness.currentToken()
+        let now = freshness.currentGeneration()
+        let token = now.flatMap { $0.vouchesContents ? FreshnessToken($0.value) : nil }
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
         // Invariant F3: vouch only where events are complete (a token, over a read whose every change is an event).
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
+            if keptGeneration.load(ordering: .relaxed) != token.value { keptGeneration.store(token.value, ordering: .releasing) }
             return try result.get()
         }
+        defer { noteKept(cached, at: now) }
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity. A file found missing is checked with a `stat`
         // alone: a search list holds domains that usually do not exist (system-wide and administrators'
@@ -209,6 +218,26 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
             return .missing
         }
         return try keep(bytes ?? [], identity: openedIdentity, eventsReachDirectory: eventsReachDirectory, token: token, in: &cached)
+    }
+
+    /// Drops the cached read, so that the next read reads the file, and what suites kept of it with it.
+    func forgetCache() {
+        cache.withLock { cached in
+            cached = nil
+            keptGeneration.store(0, ordering: .releasing)
+        }
+    }
+
+    /// Records the generation at which `cached` is known to be what the file holds (see ``generation``): the
+    /// one taken before the read (Invariant F5), where the watch vouched for the read or found no file.
+    private func noteKept(_ cached: CachedDomain?, at now: (value: UInt64, vouchesContents: Bool)?) {
+        var kept: UInt64 = 0
+        if let now, let cached {
+            if cached.isMissing || (now.vouchesContents && cached.watchToken?.value == now.value && cached.eventsReachDirectory) {
+                kept = now.value
+            }
+        }
+        keptGeneration.store(kept, ordering: .releasing)
     }
 
     /// Caches what was read from the file, parsing it unless it has the bytes of the cached version.
@@ -375,9 +404,11 @@ public final class FileDomainStorage: DomainStorage, EpochVouchedStorage {
         // latter, so they never wait while this writer waits for another process's lock.
         let lock = try acquireLock()
         defer { releaseLock(lock) }
-        // A suite keeps reads of this domain while the epoch stands still: the write moves it.
-        defer { ReadEpoch.advance() }
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
+            // Whatever happens, what a suite kept of this domain is looked at again: the next read validates
+            // the file (a write this process made is seen even where no event of it reaches the watch).
+            // Invariant F6: a source reports a generation only for what it would return again.
+            defer { keptGeneration.store(0, ordering: .releasing) }
             var current = DomainSnapshot.missing
             var moveAside = false
             var existing: FileOwnership?

@@ -13,18 +13,29 @@ package protocol ReadFreshness: Sendable {
 
 /// Tells whether one file may have changed: see ``ReadFreshness``.
 package protocol FreshnessTracker: AnyObject, Sendable {
-    /// The file's token now, or `nil` when nothing vouches for it (no watch, a file system whose events
-    /// are incomplete, a path through a symbolic link): the read must then check the file itself.
+    /// The path's generation now, pending events taken first (one `ioctl` at most), or `nil` while no watch's
+    /// events would reach the path (no watch, a watch that must poll, a file system whose events are incomplete).
+    ///
+    /// Invariant F2: the generation moves, to a value never used before, with every event that may concern
+    /// the path: the file's, its directory's, or, while the directory does not exist, its deepest existing
+    /// ancestor's; so equal generations taken at two moments prove that no change to what lies at the path
+    /// completed in between. `vouchesContents` says whether they also prove that the file's contents did not
+    /// change (the path is proven through real directories and the file can be followed, Invariant F3);
+    /// where it is `false`, the generation still proves that a missing file stayed missing.
+    func currentGeneration() -> (value: UInt64, vouchesContents: Bool)?
+}
+
+extension FreshnessTracker {
+    /// The file's token now, or `nil` when nothing vouches for its contents (no watch, a file system whose
+    /// events are incomplete, a path through a symbolic link): the read must then check the file itself.
     ///
     /// Equal tokens taken at two moments prove that no change to the file completed in between: every
     /// write that completed before this call is reflected (pending events are taken into account first).
-    func currentToken() -> FreshnessToken?
-
-    /// How many events that may concern the file its source has taken, pending ones first, whether or
-    /// not it vouches for the file (a watch of the nearest existing ancestor of a missing directory counts
-    /// too); `nil` when the source counts none. A count that did not move proves nothing reached the file's
-    /// path meanwhile, where a watch of it exists.
-    func changeCount() -> UInt64?
+    @inline(__always)
+    func currentToken() -> FreshnessToken? {
+        guard let now = currentGeneration(), now.vouchesContents else { return nil }
+        return FreshnessToken(now.value)
+    }
 }
 
 /// A moment in the life of a file as its tracker saw it (see ``FreshnessTracker/currentToken()``).

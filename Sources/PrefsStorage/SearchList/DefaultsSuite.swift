@@ -151,36 +151,38 @@ public final class DefaultsSuite: Sendable {
         self.sources = sources
         combinations = sources.map(\.role.combination)
         entryByEntry = sources.contains { $0.role.combination != .wholeValue }
-        // Invariant F7: keep only what every consulted source vouches for (a source that cannot: nothing kept).
-        let vouched = sources.compactMap { $0.storage as? any EpochVouchedStorage }
+        storages = sources.map(\.storage)
         // (A bit per source records which a search consulted.)
-        epochVouched = vouched.count == sources.count && sources.count <= 64 ? vouched : nil
-        watchable = vouched
+        keepsReads = sources.count <= 64
+        watchable = sources.compactMap { $0.storage as? any VouchingStorage }
     }
 
-    /// Every domain of the search list, when each can vouch for its reads with the ``ReadEpoch``: then
-    /// the suite keeps what reads found (see ``find(_:collection:problems:)``); `nil` when some cannot
-    /// (an in-memory domain, another machine's, a backend of the app's own).
-    private let epochVouched: [any EpochVouchedStorage]?
-    /// The domains that can start a watch that vouches for them, whether or not every domain can.
-    private let watchable: [any EpochVouchedStorage]
+    /// The domains of the search list, in order, for the generations a kept read compares.
+    private let storages: [any DomainStorage]
+    /// Whether reads may be kept at all (a search list of at most 64 domains).
+    private let keepsReads: Bool
+    /// The domains that start a watch before they can report a generation.
+    private let watchable: [any VouchingStorage]
     /// The reads of the suite so far, counted up to ``readsBeforeWatchingLimit``, when the domains are asked to
     /// start vouching (see ``startWatchingAtThirdRead()``).
     private let readsBeforeWatching = Atomic<Int>(0)
     /// The read at which the watches start: the third.
     private static let readsBeforeWatchingLimit = 3
 
-    /// What a read of one key found, kept while the epoch it was found at stands still. (A class: a
-    /// read takes it out of the lock as one reference.)
-    private final class KeptRead: Sendable {
+    /// What a read of one key found, kept while every domain the search consulted reports the generation
+    /// it reported just after the read (Invariant F7). A class: a read takes it out of the lock as one
+    /// reference, and callers that derive something from what it found hold it to ask
+    /// ``DefaultsSuite/isUnchanged(since:)``.
+    package final class KeptRead: Sendable {
         let key: String
         let collection: Bool
-        let epoch: UInt64
+        /// The index of each domain consulted, and its generation.
+        let generations: [(index: Int, generation: UInt64)]
         let found: Found?
         let problems: [PrefsError]
 
-        init(key: String, collection: Bool, epoch: UInt64, found: Found?, problems: [PrefsError]) {
-            (self.key, self.collection, self.epoch, self.found, self.problems) = (key, collection, epoch, found, problems)
+        init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], found: Found?, problems: [PrefsError]) {
+            (self.key, self.collection, self.generations, self.found, self.problems) = (key, collection, generations, found, problems)
         }
     }
 
@@ -299,20 +301,26 @@ public final class DefaultsSuite: Sendable {
         /// The snapshot of the domain that supplied the value, when one domain did; `nil` for a value
         /// built entry by entry from several (which callers then do not cache).
         package let snapshot: DomainSnapshot?
-        /// The read epoch the suite keeps this value at, when it keeps it and it came with no problem: a
-        /// caller that derived something from it may use that again while ``DefaultsSuite/isUnchanged(since:)``.
-        package var keptAt: UInt64? = nil
+        /// The read the suite keeps this value in, when it keeps it and it came with no problem: a caller
+        /// that derived something from it may use that again while ``DefaultsSuite/isUnchanged(since:)``.
+        /// (Set on the copy returned, never on the one the kept read holds, which would make a cycle.)
+        package var keptAt: KeptRead? = nil
 
         package init(value: PropertyListValue, domain: SearchDomain, snapshot: DomainSnapshot?) {
             (self.value, self.domain, self.snapshot) = (value, domain, snapshot)
         }
     }
 
-    /// Whether a read of this suite now would find what it found and kept at `epoch` (see
-    /// ``Found/keptAt``), whatever the key: one `ioctl` at most (the watch engine's pending events, taken
-    /// first, so that every write completed before this call has moved the epoch).
-    package func isUnchanged(since epoch: UInt64) -> Bool {
-        ReadEpoch.currentForKeptRead() == epoch
+    /// Whether a read of this suite now would find what `kept` found (see ``Found/keptAt``): every domain its
+    /// search consulted reports the generation it reported then. One `ioctl` at most (the first file domain's
+    /// generation takes its watch engine's pending events, so that every write completed before this call has
+    /// moved its generation; the others' are then atomic loads).
+    package func isUnchanged(since kept: KeptRead) -> Bool {
+        // Invariant F1: pending events first (taken by the first generation asked, once for the whole check).
+        ReadScope.checking {
+            for (index, generation) in kept.generations where storages[index].generation != generation { return false }
+            return true
+        }
     }
 
     /// Searches the domains in search-list order (see ``find(_:collection:problems:)``), ignoring
@@ -340,8 +348,8 @@ public final class DefaultsSuite: Sendable {
         startWatchingAtThirdRead()
         return try ReadScope.reading { () throws(PrefsError) -> Found? in
             var consulted: UInt64 = 0
-            guard let epochVouched else { return try search(key, collection: collection, problems: &problems, consulted: &consulted) }
-            return try keptOrSearched(key, collection: collection, problems: &problems, epochVouched)
+            guard keepsReads else { return try search(key, collection: collection, problems: &problems, consulted: &consulted) }
+            return try keptOrSearched(key, collection: collection, problems: &problems)
         }
     }
 
@@ -359,21 +367,24 @@ public final class DefaultsSuite: Sendable {
         }
     }
 
-    /// A read served from what an earlier read of the key found, while the ``ReadEpoch`` has not moved
-    /// since: one `ioctl` (the watch engine's pending events, taken first, so that every write completed
-    /// before this read has moved the epoch) and a comparison, whatever the number of domains. Otherwise
-    /// the search list is searched, and what it found kept when every domain vouches for its read.
-    private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError],
-                                _ vouched: [any EpochVouchedStorage]) throws(PrefsError) -> Found? {
-        // Invariant F5: evidence before the read (the epoch, then the search).
-        let epoch = ReadEpoch.currentForRead()
+    /// A read served from what an earlier read of the key found, while every domain it consulted reports the
+    /// generation it reported then: one `ioctl` (the watch engine's pending events, taken first, so that every
+    /// write completed before this read has moved a generation) and a comparison per domain consulted.
+    /// Otherwise the search list is searched, and what it found kept when every domain consulted reports a
+    /// generation just after.
+    private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         let kept = keptReads.withLock { reads -> KeptRead? in
-            for read in reads where read.epoch == epoch && read.collection == collection && read.key == key { return read }
+            for read in reads where read.collection == collection && read.key == key { return read }
             return nil
         }
-        if let kept {
-            if !kept.problems.isEmpty { problems += kept.problems }
-            return kept.found
+        if let kept, isUnchanged(since: kept) {
+            guard kept.problems.isEmpty else {
+                problems += kept.problems
+                return kept.found
+            }
+            var found = kept.found
+            found?.keptAt = kept
+            return found
         }
         var found: [PrefsError] = []
         var consulted: UInt64 = 0
@@ -381,17 +392,22 @@ public final class DefaultsSuite: Sendable {
         problems += found
         // The domains the search did not reach (below the one that supplied a whole value) need not vouch:
         // they could change only what a domain above them hides.
-        // Invariant F7: keep only what every consulted source vouches for.
-        guard vouched.indices.allSatisfy({ consulted & (1 << UInt64($0)) == 0 || vouched[$0].isVouchedByEpoch }) else { return result }
+        // Invariant F7: keep only what every consulted source vouches for, by the generation it reports after the
+        // read: each domain's is the one it took before reading (Invariant F5), while it still stands.
+        var generations: [(index: Int, generation: UInt64)] = []
+        for index in storages.indices where consulted & (1 << UInt64(index)) != 0 {
+            guard let generation = storages[index].generation else { return result }
+            generations.append((index, generation))
+        }
         // A value built entry by entry gets a snapshot of its own while kept, so that callers cache what
         // they derive from it by identity as they do for one domain's value.
         if let built = result, built.snapshot == nil {
             result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
         }
-        if found.isEmpty { result?.keptAt = epoch }
-        let read = KeptRead(key: key, collection: collection, epoch: epoch, found: result, problems: found)
+        let read = KeptRead(key: key, collection: collection, generations: generations, found: result, problems: found)
+        if found.isEmpty { result?.keptAt = read }
         keptReads.withLock { reads in
-            reads.removeAll { $0.epoch != epoch || ($0.key == key && $0.collection == collection) }
+            reads.removeAll { $0.key == key && $0.collection == collection }
             reads.insert(read, at: 0)
             if reads.count > Self.keptReadLimit { reads.removeLast() }
         }

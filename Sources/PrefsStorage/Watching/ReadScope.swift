@@ -15,6 +15,14 @@ enum ReadScope {
         return try body()
     }
 
+    /// Runs `body`, a check that reads no domain (a kept read's generations), as one read.
+    @inline(__always)
+    static func checking(_ body: () -> Bool) -> Bool {
+        cprefs_read_scope_begin()
+        defer { cprefs_read_scope_end() }
+        return body()
+    }
+
     /// Whether this read has taken the pending events of the engine `engine` already.
     @inline(__always)
     static func hasTakenEvents(of engine: ObjectIdentifier) -> Bool {

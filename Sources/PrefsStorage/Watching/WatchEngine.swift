@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Its parts: ``WatchRunner`` (descriptors and thread), ``SubscriptionTable`` (who watches what),
 /// ``WatchedPaths`` (how a path is resolved to watches), ``PollSchedule`` (when the thread polls), and
-/// ``FreshnessJournal`` (the tokens reads compare). All their state is one value behind one mutex.
+/// ``FreshnessJournal`` (the generation of each path). All their state is one value behind one mutex.
 ///
 /// - Watches are reference-counted; the last watch gone removes the inotify watch, and the last
 ///   subscription of the process closes the inotify and wake-up descriptors and ends the thread.
@@ -132,9 +132,8 @@ package final class WatchEngine: ReadFreshness {
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         cprefs_clear_mount_change(mountCheck)
+        // Invariant F2: every event moves a generation (a change of the mount table moves them all).
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
-        // Invariant F6: every change moves the epoch (here, of the mount table).
-        ReadEpoch.advance()
     }
 
     // MARK: Subscribing
@@ -312,10 +311,6 @@ package final class WatchEngine: ReadFreshness {
         for event in events {
             Self.apply(event, to: &state, inotify: runner.inotify)
         }
-        // Any event may concern a domain a suite keeps a read of, a file not vouched for included (an
-        // administrator's directory appearing): the reads kept are found again.
-        // Invariant F6: every change moves the epoch (here, a drained batch of events).
-        if !events.isEmpty { ReadEpoch.advance() }
     }
 
     /// What makes an entry of a directory on a path another one: made, removed, or renamed.
@@ -393,7 +388,7 @@ package final class WatchEngine: ReadFreshness {
 
     /// The path's file may have changed: its subscribers are due, and its generation moves.
     private static func changed(_ path: String, _ state: inout State) {
-        // Invariant F2: every event moves a stamp (once per path, for all of its subscriptions).
+        // Invariant F2: every event moves a generation (once per path, for all of its subscriptions).
         guard let file = state.subscriptions.files[path] else { return }
         state.subscriptions.dirty.insert(path)
         state.journal.touch(file.freshness)
@@ -410,21 +405,20 @@ package final class WatchEngine: ReadFreshness {
     /// events are complete, following the file's inode, and no subscriber forces another behaviour. O(1):
     /// what the subscribers add is counted in the path's record, so nothing else is looked at.
     private static func updateVouching(_ state: inout State, _ path: String) {
-        // Invariant F3: vouch only where events are complete. Invariant F8: counted only while covered.
+        // Invariant F3: vouch only where events are complete.
         guard let file = state.subscriptions.files[path] else { return }
         let running = state.runner != nil && file.resolvedWith >= 0
         let unforced = file.forcing == 0 && file.listening > 0
         let complete = state.paths.isComplete(file.wd)
-        state.journal.setVouched(file.freshness, running && unforced && file.proven && !file.fileUnfollowable && complete)
-        // Events reach the path from its watch (of the directory, or of its deepest existing ancestor)
-        // whenever it does not need to poll.
-        state.journal.setCovered(file.freshness, running && unforced && !file.pathPolls && file.wd != nil && complete)
+        // Events reach the path from its watch (of the directory, or of its deepest existing ancestor) whenever
+        // it does not need to poll; they vouch for the file's contents too where its one chain proves the path.
+        state.journal.update(file.freshness, reached: running && unforced && !file.pathPolls && file.wd != nil && complete,
+                             vouchesContents: file.proven && !file.fileUnfollowable)
     }
 
-    /// The path's last subscription went: nothing vouches for it or covers it any more.
+    /// The path's last subscription went: no event reaches it any more.
     private static func stopVouching(_ state: inout State, _ file: WatchedFile) {
-        state.journal.setVouched(file.freshness, false)
-        state.journal.setCovered(file.freshness, false)
+        state.journal.update(file.freshness, reached: false, vouchesContents: false)
     }
 
     #if DEBUG

@@ -127,12 +127,12 @@ open class RVS_PersistentPrefs {
         let snapshot: DomainSnapshot
         let key: String
         let values: [String: Any]
-        /// The suite that found it, and the epoch it keeps the read at (see `DefaultsSuite.Found.keptAt`):
+        /// The suite that found it, and the read it keeps (see `DefaultsSuite.Found.keptAt`):
         /// while the suite says nothing changed since, the values are returned without a search.
         let suite: DefaultsSuite
-        var keptAt: UInt64?
+        var keptAt: DefaultsSuite.KeptRead?
 
-        init(snapshot: DomainSnapshot, key: String, values: [String: Any], suite: DefaultsSuite, keptAt: UInt64?) {
+        init(snapshot: DomainSnapshot, key: String, values: [String: Any], suite: DefaultsSuite, keptAt: DefaultsSuite.KeptRead?) {
             (self.snapshot, self.key, self.values, self.suite, self.keptAt) = (snapshot, key, values, suite, keptAt)
         }
     }
@@ -519,8 +519,8 @@ open class RVS_PersistentPrefs {
             // Invariant F9: the snapshot is the generation (the native values are keyed by it).
             if let cache = nativeCache, let snapshot, cache.snapshot === snapshot, cache.key == collection.storageKey,
                cache.suite === collection.suite {
-                // Kept again (the epoch moved for something else): the next read can skip the search again.
-                if cache.keptAt != found.keptAt { cache.keptAt = found.keptAt }
+                // Kept again (a generation moved for something else): the next read can skip the search again.
+                if cache.keptAt !== found.keptAt { cache.keptAt = found.keptAt }
                 return cache.values
             }
             let native = (try collection.entries(of: found) ?? [:]).nativeValues
@@ -545,13 +545,13 @@ open class RVS_PersistentPrefs {
         return (suite, key)
     }
 
-    /// Whether a read kept at the epoch `keptAt` by `suite` for `storageKey` (see
+    /// Whether the read `keptAt` kept by `suite` for `storageKey` (see
     /// ``DefaultsSuite/isUnchanged(since:)``), the suite and storage key a read would use now (see
     /// ``suiteAndKeyForKeptRead()``), still answers a read of this instance: the collection's schema was
     /// checked, and nothing changed since. The read then returns what that read returned, with no search
     /// and no operation's machinery. Caller holds the operation lock.
     @inline(__always)
-    func keptReadStands(_ keptAt: UInt64?, by suite: DefaultsSuite, storageKey: String) -> Bool {
+    func keptReadStands(_ keptAt: DefaultsSuite.KeptRead?, by suite: DefaultsSuite, storageKey: String) -> Bool {
         guard let keptAt else { return false }
         if type(of: self).schemaVersion > 0 {
             guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),

@@ -302,13 +302,13 @@ final class EntryDefinition<Value> {
     /// unspecialized code), or why it did not.
     var decoded: DecodedValue<Value>?
     var failure: PrefsError?
-    /// The suite whose kept read (at the epoch `keptAt`, see `DefaultsSuite.Found.keptAt`) the cached
+    /// The suite whose kept read (`keptAt`, see `DefaultsSuite.Found.keptAt`) the cached
     /// outcome came from: while the suite says nothing changed since, a read returns it without a search.
     private(set) var suite: DefaultsSuite?
-    private(set) var keptAt: UInt64?
+    private(set) var keptAt: DefaultsSuite.KeptRead?
 
     /// Records the kept read the cached outcome now stands for.
-    func keep(_ keptAt: UInt64?, by suite: DefaultsSuite) {
+    func keep(_ keptAt: DefaultsSuite.KeptRead?, by suite: DefaultsSuite) {
         self.keptAt = keptAt
         if self.suite !== suite { self.suite = suite }
     }

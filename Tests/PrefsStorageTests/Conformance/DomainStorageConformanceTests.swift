@@ -76,6 +76,16 @@ struct DomainStorageConformanceTests {
         #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
     }
 
+    @Test("The kit reports a backend whose generation does not move after another writer's change, and nothing else of it")
+    func reportsAGenerationThatDoesNotMove() {
+        let failures = DomainStorageConformance {
+            let domain = InMemoryDomainStorage()
+            return .init(storage: FrozenGenerationDomain(domain), otherWriter: domain)
+        }.run()
+        #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
+        #expect(failures.first?.description.contains("generation") == true, "\(failures)")
+    }
+
     @Test("check() throws every failure, each naming its rule, and run() of a conforming backend finds none")
     func checkThrowsWhatRunFinds() {
         let broken = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
@@ -135,4 +145,19 @@ final class StaleDomain: DomainStorage {
     func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
         store.domain.watchChanges(onChange)
     }
+}
+
+/// The third broken backend: its reads are fresh and its watch fires, but the generation it reports never
+/// moves, so a suite over it would keep a read for good after another writer's change.
+final class FrozenGenerationDomain: DomainStorage {
+    private let domain: InMemoryDomainStorage
+    init(_ domain: InMemoryDomainStorage) { self.domain = domain }
+    var location: String { "a domain whose generation never moves" }
+    var generation: UInt64? { 7 }
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try domain.snapshot() }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try domain.modify(repairing: policy, transform)
+    }
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { domain.watchChanges(onChange) }
 }

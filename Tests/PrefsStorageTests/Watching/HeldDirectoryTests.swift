@@ -70,8 +70,7 @@ struct HeldDirectoryTests {
     /// A watch that misses everything: its token never moves, whatever happens to the file.
     final class BlindFreshness: ReadFreshness, FreshnessTracker {
         func tracker(directory: String, fileName: String) -> any FreshnessTracker { self }
-        func currentToken() -> FreshnessToken? { FreshnessToken(1) }
-        func changeCount() -> UInt64? { 0 }
+        func currentGeneration() -> (value: UInt64, vouchesContents: Bool)? { (1, true) }
     }
 
     @Test("A write re-reads the file it rewrites even when the watch vouches for a stale cache (Invariant W1)")

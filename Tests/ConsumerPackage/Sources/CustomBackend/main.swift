@@ -13,11 +13,25 @@ final class DictionaryDomain: DomainStorage {
     private struct State {
         var snapshot = DomainSnapshot.missing
         var watchers: [UUID: @Sendable () -> Void] = [:]
+        /// Moved by every change: the generation the backend reports (SPEC §10), so that a suite keeps its reads.
+        var version: UInt64 = 1
+        var reads = 0
     }
     private let state = Mutex(State())
     let location = "dictionary domain"
 
-    func snapshot() throws(PrefsError) -> DomainSnapshot { state.withLock { $0.snapshot } }
+    func snapshot() throws(PrefsError) -> DomainSnapshot {
+        state.withLock { state in
+            state.reads += 1
+            return state.snapshot
+        }
+    }
+
+    /// Its version: every change moves it, under the same lock as the change.
+    var generation: UInt64? { state.withLock { $0.version } }
+
+    /// How many times a suite read the domain.
+    var reads: Int { state.withLock { $0.reads } }
 
     func modify(repairing policy: RepairPolicy,
                 _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
@@ -30,6 +44,7 @@ final class DictionaryDomain: DomainStorage {
                 return (state.snapshot, [@Sendable () -> Void]())
             }
             state.snapshot = DomainSnapshot(contents: contents, exists: true)
+            state.version += 1
             return (state.snapshot, Array(state.watchers.values))
         }
         for watcher in watchers { watcher() }
@@ -103,6 +118,28 @@ do {
 } catch {
     print("CustomBackend: \(error)")
     exit(1)
+}
+
+// A backend that reports its generation reads an unchanged collection as a file domain does: with no read of
+// the backend at all, while another instance's write is read at once.
+do {
+    let domain = DictionaryDomain()
+    let reader = Settings(key: "settings", suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+    let writer = Settings(key: "settings", suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+    writer.appearance = "light"
+    for _ in 0..<5 { _ = reader.appearance }
+    let before = domain.reads
+    for _ in 0..<1_000 { _ = reader.appearance }
+    guard domain.reads == before else {
+        print("CustomBackend: 1,000 reads of an unchanged collection read the backend \(domain.reads - before) times")
+        exit(1)
+    }
+    writer.appearance = "dark"
+    guard reader.appearance == "dark" else {
+        print("CustomBackend: a read after another instance's write returned \(reader.appearance)")
+        exit(1)
+    }
+    print("a backend of one's own that reports its generation: 1,000 unchanged reads read it 0 times, and a change at once")
 }
 
 hearEachOther(over: DictionaryDomain(), "a backend of one's own")
