@@ -58,8 +58,9 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
     /// under the cache mutex; read with no lock by ``generation``.
     private let keptGeneration = Atomic<UInt64>(0)
     private let watchOverride = PrefsMutex<(fallback: DomainWatching.Fallback, pollingInterval: Duration)?>(nil)
-    /// Whether the freshness tracker is a watch engine's, which ``startVouching()`` can start a watch of.
-    package let trackedByWatchEngine: Bool
+    /// The watch engine whose generations vouch for this file's reads, which its watches use: the process's,
+    /// unless a test gave one of its own; `nil` when the freshness source is not an engine.
+    package let watchEngine: WatchEngine?
     /// The watch that lets the process's engine vouch for this file's reads (see ``startVouching()``):
     /// `nil` until started, then the watch, or `.some(nil)` when there is none to start.
     private let vouchingWatch = PrefsMutex<FileWatch??>(nil)
@@ -110,7 +111,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         self.durable = durable
         self.system = system
         self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)
-        self.trackedByWatchEngine = source is WatchEngine
+        self.watchEngine = source as? WatchEngine
     }
 
     private static let registry = PrefsMutex<[String: FileDomainStorage]>([:])
@@ -166,7 +167,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
     /// domain a read consults) instead of a `stat()` of its own. Where the engine cannot vouch (a file
     /// system whose events are incomplete, no inotify watch left), reads keep validating with `stat()`.
     package func startVouching() {
-        guard trackedByWatchEngine, !vouchingStarted.load(ordering: .acquiring) else { return }
+        guard watchEngine != nil, !vouchingStarted.load(ordering: .acquiring) else { return }
         vouchingWatch.withLock { started in
             guard started == nil else { return }
             let (fallback, interval) = watchSettings ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)

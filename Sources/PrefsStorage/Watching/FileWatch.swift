@@ -40,7 +40,7 @@ extension FileDomainStorage {
                        pollingInterval: Duration = DomainWatching.pollingInterval,
                        handler: @escaping @Sendable () -> Void) -> FileWatch {
         FileWatch(directory: directory, fileName: name + DomainName.fileExtension, fallback: fallback, pollingInterval: pollingInterval,
-                         handler: handler)
+                  engine: watchEngine ?? .shared, handler: handler)
     }
 
     /// Tells `onChange` whenever the domain file may have changed, whoever changed it: replaced, created,
