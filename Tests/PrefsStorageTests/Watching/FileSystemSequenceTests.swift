@@ -249,4 +249,28 @@ struct FileSystemSequenceTests {
         }
         try check(world, after: "the event queue overflowed, \(layer)'s change lost")
     }
+
+    @Test("After a bind mount over a directory on the path, present before the watch began, is unmounted, reads return what the directory under it holds",
+          .enabled(if: HeldDirectoryTests.canBindMount, "needs to make bind mounts (root, outside a locked-down container)"),
+          arguments: Layer.allCases)
+    func unmountedBindMount(layer: Layer) throws {
+        for layer in Layer.allCases { try install(layer, next()) }
+        // Over the middle level: what the mount holds hides the layer's own directory and file.
+        let covered = levels(layer)[1]
+        let mounted = base.appending("mounted-\(layer)")
+        #expect(mkdir(mounted, 0o700) == 0)
+        #expect(mkdir(mounted + "/prefs", 0o700) == 0)
+        renameOver(mounted + "/prefs/app.plist", try contents(layer, next()))
+        #expect(mount(mounted, covered, nil, UInt(MS_BIND), nil) == 0)
+        var isMounted = true
+        defer { if isMounted { _ = umount2(covered, Int32(MNT_DETACH)) } }
+        let world = try makeWorld()
+        try settle(world)
+        try check(world, after: "the first reads through the bind mount over \(layer)'s level 2")
+        #expect(umount2(covered, 0) == 0)
+        isMounted = false
+        try check(world, after: "the bind mount over \(layer)'s level 2 unmounted")
+        renameOver(file(layer), try contents(layer, next()))
+        try check(world, after: "a new file renamed over \(layer)'s file once the mount is gone")
+    }
 }
