@@ -193,6 +193,22 @@ public final class EtcdDomainStorage: DomainStorage {
         return try cached.result.get()
     }
 
+    /// In ``ReadMode/watched`` mode, the revision of the key that the watch's copy holds, while a read would return
+    /// that copy (the watch is live, and the cluster confirmed it within ``watchedReadBound``): a suite then keeps
+    /// its reads as it does a file domain's, and they are as fresh as a watched read. `nil` in
+    /// ``ReadMode/linearizable`` mode (every read asks the cluster), and while the domain is missing.
+    public var generation: UInt64? {
+        guard readMode == .watched else { return nil }
+        let now = ContinuousClock.now
+        // Invariant F6: a source reports a generation only for what it would return again (snapshot() serves the
+        // watch's copy under the same conditions).
+        return state.withLock { state -> UInt64? in
+            guard state.readWatch != nil, state.readWatchLive, let confirmed = state.confirmedAt,
+                  now - confirmed < Self.watchedReadBound, let cached = state.cached, cached.modRevision > 0 else { return nil }
+            return UInt64(cached.modRevision)
+        }
+    }
+
     /// Asks the cluster for the current state, transferring the value only when it changed since the cached one.
     @discardableResult
     func refresh(by deadline: Deadline) throws(PrefsError) -> Cached {

@@ -115,6 +115,9 @@ package final class AdministratorDomainStorage: DomainStorage, VouchingStorage {
     /// a process that reads once never watches the administrators' directories.
     package func startVouching() { file.startVouching() }
 
+    /// Its file's engine.
+    package var watchEngine: WatchEngine? { file.watchEngine }
+
     /// Why the file, or a directory on the way to it, could have been changed by someone other than root or
     /// this user.
     ///

@@ -31,13 +31,12 @@ public protocol DomainStorage: AnyObject, Sendable {
     /// The domain's generation now: a value that changes whenever what ``snapshot()`` would return may have
     /// changed, or `nil` when the backend cannot vouch for that (the default), and a read then reads.
     ///
-    /// A suite keeps what a read found while every domain it consulted reports the generation it reported
-    /// just after that read; so a backend that reports one reads an unchanged collection as cheaply as a file
-    /// domain does. The promise is strict: every change completed before this property is read (by any
-    /// writer, in any process) must give a value this object never reported before, and a value may be
-    /// reported only while ``snapshot()`` would return the same snapshot object (or an equal one) as the last
-    /// read. Report `nil` whenever unsure. Reading it must be cheap and must not block on the network:
-    /// it is read by every read of every collection.
+    /// A suite keeps what a read found while every domain it consulted reports the generation it reported both
+    /// before and after that read; so a backend that reports one reads an unchanged collection as cheaply as a
+    /// file domain does. The promise: a change completed before this property is read (by any writer, in any
+    /// process) gives a value other than every one reported before the change, a version or revision, say.
+    /// Report `nil` whenever unsure. Reading it must be cheap and must not wait on the network: every read of
+    /// every collection reads it.
     var generation: UInt64? { get }
 
     /// Whether the domain is known to exist, as far as this process has seen, without reading it:

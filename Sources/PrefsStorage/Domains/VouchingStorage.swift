@@ -4,6 +4,9 @@
 package protocol VouchingStorage: AnyObject, Sendable {
     /// Starts whatever lets the domain report a generation (a watch of its file), once; later calls do nothing.
     func startVouching()
+
+    /// The watch engine whose generations it reports, whose count of changes a suite compares first.
+    var watchEngine: WatchEngine? { get }
 }
 
 extension FixedDomainStorage {

@@ -226,6 +226,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         cache.withLock { cached in
             cached = nil
             keptGeneration.store(0, ordering: .releasing)
+            freshness.changedHere()
         }
     }
 
@@ -408,8 +409,17 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             // Whatever happens, what a suite kept of this domain is looked at again: the next read validates
             // the file (a write this process made is seen even where no event of it reaches the watch).
-            // Invariant F6: a source reports a generation only for what it would return again.
-            defer { keptGeneration.store(0, ordering: .releasing) }
+            // Invariant F6: a source reports a generation only for what it would return again. Whatever this
+            // write changed in the cache (its own new file, or another's change the locked re-read found, which
+            // the watch may have missed), the next read validates the file, and the path's generation moves, so
+            // that a suite's first comparison, its engine's count of changes, sees it.
+            let before = try? cached?.result.get()
+            defer {
+                if (try? cached?.result.get()) !== before {
+                    keptGeneration.store(0, ordering: .releasing)
+                    freshness.changedHere()
+                }
+            }
             var current = DomainSnapshot.missing
             var moveAside = false
             var existing: FileOwnership?

@@ -23,6 +23,10 @@ package protocol FreshnessTracker: AnyObject, Sendable {
     /// change (the path is proven through real directories and the file can be followed, Invariant F3);
     /// where it is `false`, the generation still proves that a missing file stayed missing.
     func currentGeneration() -> (value: UInt64, vouchesContents: Bool)?
+
+    /// This process changed the file (a write or a removal through a file domain): its generation moves,
+    /// whether or not an event of the change reaches a watch.
+    func changedHere()
 }
 
 extension FreshnessTracker {

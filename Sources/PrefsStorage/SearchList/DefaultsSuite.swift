@@ -155,7 +155,24 @@ public final class DefaultsSuite: Sendable {
         // (A bit per source records which a search consulted.)
         keepsReads = sources.count <= 64
         watchable = sources.compactMap { $0.storage as? any VouchingStorage }
+        let engines = watchable.compactMap(\.watchEngine)
+        let engine = engines.allSatisfy { $0 === engines.first } ? engines.first : nil
+        self.engine = engine
+        // Invariant F6: whether a source's generation is its engine's (then the engine's count covers it), or a
+        // constant (the arguments: never compared), or its own.
+        sourceKinds = sources.map { source in
+            if let engine, let vouching = source.storage as? any VouchingStorage, vouching.watchEngine === engine { return .engine }
+            if source.storage is FixedDomainStorage || source.storage is NoDirectoryDomainStorage { return .constant }
+            return .own
+        }
     }
+
+    /// How a kept read checks a source's generation.
+    private enum SourceKind { case engine, constant, own }
+    private let sourceKinds: [SourceKind]
+    /// The watch engine of every domain that has one, when they share one (as all do, but in tests): its count of
+    /// changes is compared before the generations of its domains.
+    private let engine: WatchEngine?
 
     /// The domains of the search list, in order, for the generations a kept read compares.
     private let storages: [any DomainStorage]
@@ -170,19 +187,29 @@ public final class DefaultsSuite: Sendable {
     private static let readsBeforeWatchingLimit = 3
 
     /// What a read of one key found, kept while every domain the search consulted reports the generation
-    /// it reported just after the read (Invariant F7). A class: a read takes it out of the lock as one
+    /// it reported before and after the read (Invariant F7). A class: a read takes it out of the lock as one
     /// reference, and callers that derive something from what it found hold it to ask
     /// ``DefaultsSuite/isUnchanged(since:)``.
     package final class KeptRead: Sendable {
         let key: String
         let collection: Bool
-        /// The index of each domain consulted, and its generation.
+        /// The index of each domain consulted whose generation is not a constant, and its generation.
         let generations: [(index: Int, generation: UInt64)]
+        /// Those of them whose generation is not their engine's.
+        let own: [(index: Int, generation: UInt64)]
+        /// The suite's engine's count of changes at which every generation was last found as kept, when a domain
+        /// consulted has the engine's generations: while it stands, only `own` need be compared.
+        let engineCount: Atomic<UInt64>
+        /// Whether a domain consulted has the engine's generations (else `engineCount` means nothing).
+        let usesEngine: Bool
         let found: Found?
         let problems: [PrefsError]
 
-        init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], found: Found?, problems: [PrefsError]) {
-            (self.key, self.collection, self.generations, self.found, self.problems) = (key, collection, generations, found, problems)
+        init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], own: [(index: Int, generation: UInt64)],
+             engineCount: UInt64?, found: Found?, problems: [PrefsError]) {
+            (self.key, self.collection, self.generations, self.own, self.found, self.problems) = (key, collection, generations, own, found, problems)
+            self.engineCount = Atomic(engineCount ?? 0)
+            usesEngine = engineCount != nil
         }
     }
 
@@ -316,8 +343,23 @@ public final class DefaultsSuite: Sendable {
     /// generation takes its watch engine's pending events, so that every write completed before this call has
     /// moved its generation; the others' are then atomic loads).
     package func isUnchanged(since kept: KeptRead) -> Bool {
-        // Invariant F1: pending events first (taken by the first generation asked, once for the whole check).
         ReadScope.checking {
+            // The engine's count first, as dconf's engine does: while no path of the engine changed generation,
+            // its domains' generations are the ones kept (their own writes move their paths' too), and only
+            // the other domains are asked. When it moved (anything changed, even elsewhere), every domain is.
+            if let engine, kept.usesEngine {
+                // Invariant F1: pending events first.
+                engine.takePendingEvents()
+                let count = engine.changeCount
+                if count == kept.engineCount.load(ordering: .acquiring) {
+                    for (index, generation) in kept.own where storages[index].generation != generation { return false }
+                    return true
+                }
+                for (index, generation) in kept.generations where storages[index].generation != generation { return false }
+                // Taken before the generations were compared: a change since moves it past this.
+                kept.engineCount.store(count, ordering: .releasing)
+                return true
+            }
             for (index, generation) in kept.generations where storages[index].generation != generation { return false }
             return true
         }
@@ -370,8 +412,8 @@ public final class DefaultsSuite: Sendable {
     /// A read served from what an earlier read of the key found, while every domain it consulted reports the
     /// generation it reported then: one `ioctl` (the watch engine's pending events, taken first, so that every
     /// write completed before this read has moved a generation) and a comparison per domain consulted.
-    /// Otherwise the search list is searched, and what it found kept when every domain consulted reports a
-    /// generation just after.
+    /// Otherwise the search list is searched, and what it found kept when every domain consulted reports the
+    /// same generation before and after the search.
     private func keptOrSearched(_ key: String, collection: Bool, problems: inout [PrefsError]) throws(PrefsError) -> Found? {
         let kept = keptReads.withLock { reads -> KeptRead? in
             for read in reads where read.collection == collection && read.key == key { return read }
@@ -386,17 +428,31 @@ public final class DefaultsSuite: Sendable {
             found?.keptAt = kept
             return found
         }
+        // Invariant F5: evidence before the read. The engine's count, then each domain's generation, compared
+        // after the search, so that a change made while it read (a domain that reports its latest version) keeps
+        // nothing.
+        let engineCount = engine.map { engine -> UInt64 in
+            engine.takePendingEvents()
+            return engine.changeCount
+        }
+        let before = storages.map(\.generation)
         var found: [PrefsError] = []
         var consulted: UInt64 = 0
         var result = try search(key, collection: collection, problems: &found, consulted: &consulted)
         problems += found
         // The domains the search did not reach (below the one that supplied a whole value) need not vouch:
         // they could change only what a domain above them hides.
-        // Invariant F7: keep only what every consulted source vouches for, by the generation it reports after the
-        // read: each domain's is the one it took before reading (Invariant F5), while it still stands.
+        // Invariant F7: keep only what every consulted source vouches for, by the same generation before and after.
         var generations: [(index: Int, generation: UInt64)] = []
+        var own: [(index: Int, generation: UInt64)] = []
+        var usesEngine = false
         for index in storages.indices where consulted & (1 << UInt64(index)) != 0 {
-            guard let generation = storages[index].generation else { return result }
+            guard let generation = storages[index].generation, generation == before[index] else { return result }
+            switch sourceKinds[index] {
+            case .constant: continue
+            case .engine: usesEngine = true
+            case .own: own.append((index, generation))
+            }
             generations.append((index, generation))
         }
         // A value built entry by entry gets a snapshot of its own while kept, so that callers cache what
@@ -404,7 +460,8 @@ public final class DefaultsSuite: Sendable {
         if let built = result, built.snapshot == nil {
             result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
         }
-        let read = KeptRead(key: key, collection: collection, generations: generations, found: result, problems: found)
+        let read = KeptRead(key: key, collection: collection, generations: generations, own: own,
+                            engineCount: usesEngine ? engineCount : nil, found: result, problems: found)
         if found.isEmpty { result?.keptAt = read }
         keptReads.withLock { reads in
             reads.removeAll { $0.key == key && $0.collection == collection }

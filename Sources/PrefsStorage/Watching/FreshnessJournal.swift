@@ -15,6 +15,9 @@ final class FileFreshness: FreshnessTracker {
 
     init(engine: WatchEngine) { self.engine = engine }
 
+    /// This process changed the file: its generation moves (see ``FreshnessTracker/changedHere()``).
+    func changedHere() { engine.changedHere(self) }
+
     /// One atomic load when no watch reaches the path; else that, the engine's check for pending events
     /// (one `ioctl`), and three more loads.
     func currentGeneration() -> (value: UInt64, vouchesContents: Bool)? {
@@ -37,10 +40,12 @@ struct FreshnessJournal {
     }
 
     private var trackers: [String: Entry] = [:]
-    /// The last generation given: generations are never reused, whatever the path.
-    private var lastGeneration: UInt64 = 0
+    /// The last generation given: generations are never reused, whatever the path. Its engine's count of changes.
+    private let clock: GenerationClock
     /// The count at which entries whose tracker is gone are dropped, doubled with the live ones.
     private var pruneAt = 64
+
+    init(clock: GenerationClock) { self.clock = clock }
 
     /// The tracker of `path`, made on first use and shared while someone holds it.
     mutating func tracker(forPath path: String, engine: WatchEngine) -> FileFreshness {
@@ -54,13 +59,13 @@ struct FreshnessJournal {
         return tracker
     }
 
-    private mutating func nextGeneration() -> UInt64 {
-        lastGeneration &+= 1
-        return lastGeneration
+    /// The one place generations are given (only under the engine's mutex).
+    private func nextGeneration() -> UInt64 {
+        clock.last.add(1, ordering: .acquiringAndReleasing).newValue
     }
 
     /// Something may have changed what lies at the path: a path the watch reaches gets a new generation.
-    mutating func touch(_ tracker: FileFreshness) {
+    func touch(_ tracker: FileFreshness) {
         // Invariant F2: every event moves a generation (to a value never used before).
         guard tracker.generation.load(ordering: .relaxed) != 0 else { return }
         tracker.generation.store(nextGeneration(), ordering: .releasing)
@@ -69,12 +74,19 @@ struct FreshnessJournal {
     /// Whether the engine's watches now deliver every event that may concern the path (`reached`), and
     /// whether its generation also vouches for the file's contents. Any change of either gives the path a
     /// new generation (or 0, when no longer reached), so nothing kept under the old one stays kept.
-    mutating func update(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
+    func update(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
         // Invariant F3: vouch only where events are complete.
         let vouches = reached && vouchesContents
         let isReached = tracker.generation.load(ordering: .relaxed) != 0
         guard isReached != reached || tracker.vouchesContents.load(ordering: .relaxed) != vouches else { return }
         tracker.vouchesContents.store(vouches, ordering: .releasing)
-        tracker.generation.store(reached ? nextGeneration() : 0, ordering: .releasing)
+        // A path no longer reached moves the engine's count too, so that the count covers every change.
+        let next = nextGeneration()
+        tracker.generation.store(reached ? next : 0, ordering: .releasing)
     }
+}
+
+/// The last generation an engine gave: its count of changes (see ``WatchEngine/changeCount``).
+final class GenerationClock: Sendable {
+    let last = Atomic<UInt64>(0)
 }

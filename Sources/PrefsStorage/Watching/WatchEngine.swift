@@ -32,6 +32,7 @@ package final class WatchEngine: ReadFreshness {
     /// An engine of its own, for tests; everyone else shares ``shared``.
     package init() {
         mountCheck.initialize(to: cprefs_mount_check(lock: 0, changed: 0, descriptor: -1))
+        state = PrefsMutex(State(journal: FreshnessJournal(clock: clock)))
     }
 
     deinit {
@@ -44,7 +45,7 @@ package final class WatchEngine: ReadFreshness {
         var subscriptions = SubscriptionTable()
         var paths = WatchedPaths()
         var polling = PollSchedule()
-        var journal = FreshnessJournal()
+        var journal: FreshnessJournal
         /// Runners stopped from their own thread (by a handler), which close their descriptors as they end.
         var closingOnThread: [UInt64: WatchRunner] = [:]
         #if DEBUG
@@ -52,7 +53,15 @@ package final class WatchEngine: ReadFreshness {
         #endif
     }
 
-    private let state = PrefsMutex(State())
+    private let state: PrefsMutex<State>
+    /// The last generation given to any path (see ``changeCount``).
+    private let clock = GenerationClock()
+
+    /// The engine's count of changes: the last generation given to any of its paths, moved whenever any path's
+    /// generation moves, in the one place generations are given (`FreshnessJournal`). Equal counts taken at two
+    /// moments prove that no path of the engine changed generation in between: what a suite compares first,
+    /// before asking each domain (the dconf engine's counter). Read after ``takePendingEvents()``.
+    package var changeCount: UInt64 { clock.last.load(ordering: .acquiring) }
     /// The running inotify descriptor, or -1: read without the mutex by ``takePendingEvents()``.
     private let inotifyDescriptor = Atomic<Int32>(-1)
     /// Odd while events are being drained and applied (see ``takePendingEvents()``).
@@ -419,6 +428,12 @@ package final class WatchEngine: ReadFreshness {
     /// The path's last subscription went: no event reaches it any more.
     private static func stopVouching(_ state: inout State, _ file: WatchedFile) {
         state.journal.update(file.freshness, reached: false, vouchesContents: false)
+    }
+
+    /// This process changed the file of `tracker`'s path (a write or a removal through a file domain): its
+    /// generation moves, whether or not an event of the change reaches a watch.
+    func changedHere(_ tracker: FileFreshness) {
+        state.withLock { $0.journal.touch(tracker) }
     }
 
     #if DEBUG

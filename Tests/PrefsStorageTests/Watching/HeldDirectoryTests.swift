@@ -71,6 +71,7 @@ struct HeldDirectoryTests {
     final class BlindFreshness: ReadFreshness, FreshnessTracker {
         func tracker(directory: String, fileName: String) -> any FreshnessTracker { self }
         func currentGeneration() -> (value: UInt64, vouchesContents: Bool)? { (1, true) }
+        func changedHere() {}
     }
 
     @Test("A write re-reads the file it rewrites even when the watch vouches for a stale cache (Invariant W1)")

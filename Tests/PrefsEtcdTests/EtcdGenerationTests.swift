@@ -1,0 +1,45 @@
+import EtcdTestSupport
+import Foundation
+@testable import PrefsEtcd
+import PrefsPropertyList
+@testable import PrefsStorage
+import Testing
+import TestSupport
+
+/// etcd's generation (SPEC §10): the revision its watch applied, in watched read mode only.
+@Suite("etcd's generation is the revision its watch applied", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
+struct EtcdGenerationTests {
+    @Test("In watched read mode a suite keeps its reads while the watch's copy stands and reads another member's write once the watch applied it; in linearizable mode it keeps none")
+    func watchedModeKeepsReads() throws {
+        let cluster = try EtcdCluster()
+        let name = uniqueDomainName("generation")
+        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, timeout: .seconds(2), readMode: .watched)
+        let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        #expect(reader.generation == nil, "a domain never read reported a generation")
+        let written = ContinuousClock.now
+        try reader.modify(repairing: .failIfUnreadable) { $0["c"] = .dictionary(["v": .integer(1)]) }
+        let suite = DefaultsSuite(persistentDomain: reader, globalDomain: nil, argumentDomain: [:])
+        for _ in 0..<3 { _ = try suite.find("c") }
+        let kept = try suite.find("c")
+        #expect(kept?.value == .dictionary(["v": .integer(1)]))
+        let before = reader.generation
+        // Within the bound of the write that confirmed the copy, the copy vouches (on a machine too slow to read
+        // within it, nothing is kept, which is also right).
+        if ContinuousClock.now - written < EtcdDomainStorage.watchedReadBound / 2 {
+            #expect(before != nil, "a watched domain read within its bound reported no generation")
+            #expect(kept?.keptAt != nil, "a suite over a watched etcd domain kept no read")
+        }
+        let counter = ChangeCounter()
+        let watch = try #require(reader.watchChanges(counter.handler))
+        try other.modify(repairing: .failIfUnreadable) { $0["c"] = .dictionary(["v": .integer(2)]) }
+        while try suite.find("c")?.value != .dictionary(["v": .integer(2)]) { #expect(counter.waitForCall()) }
+        if let before, let after = reader.generation { #expect(after != before, "the generation stood still over another member's write") }
+        watch.cancel()
+
+        let linearizable = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+        let asking = DefaultsSuite(persistentDomain: linearizable, globalDomain: nil, argumentDomain: [:])
+        for _ in 0..<3 { _ = try asking.find("c") }
+        #expect(linearizable.generation == nil)
+        #expect(try asking.find("c")?.keptAt == nil, "a suite kept a read of a linearizable etcd domain")
+    }
+}
