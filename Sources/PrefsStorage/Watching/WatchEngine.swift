@@ -120,7 +120,8 @@ package final class WatchEngine: ReadFreshness {
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
-        // Bit 1: events queued; bit 2: a change of the mount table not yet applied.
+        // Bit 1: events queued; bit 2: a change of the mount table not yet applied. Made in C, not through
+        // `system`: the unchanged read's one system call, kept to a few instructions (ARCHITECTURE.md, "Known debts").
         if before & 1 == 0, cprefs_pending_changes(mountCheck, inotify) == 0, drainSequence.load(ordering: .acquiring) == before {
             return
         }
