@@ -198,6 +198,20 @@ struct WatchFaultTests {
         #expect(seen.wait(timeout: 30) { $0 == "round 3" }, "the watcher was never told")
     }
 
+    @Test("Interrupted system calls of the watch engine (EINTR) are retried: the path is still watched by events",
+          arguments: [SystemCall.inotifyInit, .inotifyAddWatch, .statfs, .lstat])
+    func interruptedEngineCallsAreRetried(call: SystemCall) throws {
+        #expect(mkdir(directory, 0o700) == 0)
+        try renameOver(["step": .string("before")])
+        faults.fail(call, with: .interrupted, times: 3)
+        let domain = try domain()
+        let watch = watch()
+        defer { watch.cancel() }
+        #expect(faults.recordedCalls.filter { $0.call == call }.count > 3, "\(call) was not made through the engine's SystemCalls")
+        #expect(watch.mode == (events: true, polls: false), "an interrupted \(call) made the path poll")
+        #expect(try step(domain) == "before")
+    }
+
     // MARK: The lock bookkeeping
 
     @Test("Which lock file a write holds is the fstat made through SystemCalls before the wait: its failure fails a nested write with that error at once, and leaves nothing noted")
