@@ -40,11 +40,11 @@ void cprefs_unlock(uint32_t *word);
 void cprefs_futex_wait(uint32_t *word, uint32_t value);
 void cprefs_futex_wake_one(uint32_t *word);
 
-/// The bytes queued for reading on `fd` (`ioctl(FIONREAD)`), 0 when it fails. Inline, so that a read's
-/// one system call is made without Swift's wrapper of the variadic `ioctl`.
+/// The bytes queued for reading on `fd` (`ioctl(FIONREAD)`); -1 with errno set when it fails (SystemCalls
+/// makes it, so that a fault can be injected). Here because Swift cannot call the variadic `ioctl`.
 static inline int cprefs_pending_bytes(int fd) {
     int count = 0;
-    return ioctl(fd, FIONREAD, &count) == -1 ? 0 : count;
+    return ioctl(fd, FIONREAD, &count) == -1 ? -1 : count;
 }
 
 /// The reads' check of a watch engine for changes (see WatchEngine.swift): the engine's inotify descriptor and

@@ -463,14 +463,14 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         }
     }
 
-    /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
-    /// - Returns: The descriptor; closing it releases the lock.
     /// Releases the lock ``acquireLock()`` took.
     func releaseLock(_ fd: Int32) {
         HeldDomainLocks.noteReleased(fd)
         _ = try? system.close(fd, path: lockPath)
     }
 
+    /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
+    /// - Returns: The descriptor; ``releaseLock(_:)`` releases the lock.
     func acquireLock() throws(PrefsError) -> Int32 {
         var createdDirectory = false
         while true {
@@ -485,19 +485,29 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                 }
                 throw .writeFailed(path: path, step: .openLockFile(lockPath), errno: error)
             }
+            // Which lock file this is: the same inode while the descriptor is open, so one `fstat` serves both
+            // the check below and the one after the wait. A failure fails the write before any wait: without the
+            // identity, a wait could be for this thread itself.
+            let held: Glibc.stat
+            do {
+                held = try system.fstat(fd, path: lockPath)
+            } catch {
+                _ = try? system.close(fd, path: lockPath)
+                throw .writeFailed(path: path, step: .lock(lockPath), errno: error)
+            }
+            let identity = HeldDomainLocks.Identity(held)
             // This thread holds the file's lock already, through another object for the same file: inside
             // that one's transform. Waiting would be for itself.
-            if HeldDomainLocks.isHeldByCurrentThread(fd) {
+            if HeldDomainLocks.isHeldByCurrentThread(identity) {
                 _ = try? system.close(fd, path: lockPath)
                 throw TransformOwnership.nestedWrite(path: path, lockPath: lockPath)
             }
             do {
                 try system.flock(fd, path: lockPath, LOCK_EX)
                 // Someone may have removed the lock file while we waited: then our lock guards nothing.
-                let held = try system.fstat(fd, path: lockPath)
                 let linked = try? system.stat(lockPath)
                 if let linked, linked.st_dev == held.st_dev, linked.st_ino == held.st_ino {
-                    HeldDomainLocks.noteHeld(fd)
+                    HeldDomainLocks.noteHeld(identity, fd: fd)
                     return fd
                 }
                 _ = try? system.close(fd, path: lockPath)

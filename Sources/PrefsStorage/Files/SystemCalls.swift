@@ -1,13 +1,28 @@
 import Glibc
 
-/// The system calls the file-backed domain makes, named so that faults can be aimed at one of them.
+/// The system calls the storage layer makes, named so that faults can be aimed at one of them: those of the
+/// file-backed domain, and those of the watch engine (`Watching/InotifyCalls.swift`).
 package enum SystemCall: String, Sendable, CaseIterable {
     case open, read, write, rename, link, fsync, flock, stat, lstat, fstat, unlink, close, mkdir, fchmod, fchown, realpath
+    case inotifyInit = "inotify_init1", inotifyAddWatch = "inotify_add_watch", inotifyRemoveWatch = "inotify_rm_watch"
+    /// `ioctl(FIONREAD)`: the bytes of events queued on the inotify descriptor.
+    case ioctl
+    case statfs, eventfd, poll
+
+    /// The calls only a watch engine makes, which no file domain's read or write reaches.
+    package static let watchEngineCalls: Set<SystemCall> = [.inotifyInit, .inotifyAddWatch, .inotifyRemoveWatch, .ioctl, .statfs, .eventfd, .poll]
 }
 
-/// A thin, typed layer over the system calls of the file-backed domain, in the manner of
-/// swift-system: each wrapper retries `EINTR` and throws the failure as a ``PrefsErrno``; in debug
-/// builds it consults an optional `FaultInjection` first.
+/// A thin, typed layer over the system calls of the storage layer, in the manner of swift-system: each
+/// wrapper retries `EINTR` and throws the failure as a ``PrefsErrno``; in debug builds it consults an
+/// optional `FaultInjection` first.
+///
+/// Every system call of `PrefsStorage` that can fail goes through it: the file domain's reads and writes, the
+/// ownership checks of administrators' files, the lock bookkeeping, and the watch engine's (its wrappers are
+/// in `Watching/InotifyCalls.swift`). Two exceptions, in C, on purpose: the one `ppoll` of an unchanged read
+/// (`cprefs_pending_changes`, with the mount table's look again in `cprefs_mount_change_noted`), which must be
+/// one system call and a few instructions, check and note under one lock; and calls that cannot fail
+/// (`getuid`, `clock_gettime`). A value is a plain struct, no existential: a call through it is a direct call.
 struct SystemCalls: Sendable {
     #if DEBUG
     /// Injected failures for tests; `nil` in production. Compiled into debug builds only.
@@ -21,7 +36,8 @@ struct SystemCalls: Sendable {
     #endif
 
     /// Runs `body` until it succeeds or fails with something other than `EINTR`.
-    private func perform(_ call: SystemCall, _ path: String, _ body: () -> Int) throws(PrefsErrno) -> Int {
+    /// - Parameter path: What the call concerns, for injected faults (`pathContaining`) and the record of calls.
+    func perform(_ call: SystemCall, _ path: String, _ body: () -> Int) throws(PrefsErrno) -> Int {
         while true {
             #if DEBUG
             if let faults, let injected = faults.failure(for: call, path: path) {

@@ -208,8 +208,7 @@ public struct DefaultsLocations: Sendable, Hashable {
             }
             guard status == 0, result != nil, let directory = entry.pw_dir else { return nil }
             let home = String(cString: directory)
-            var info = stat()
-            guard !home.isEmpty, stat(home, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            guard !home.isEmpty, let info = try? SystemCalls.live.stat(home), info.st_mode & S_IFMT == S_IFDIR else { return nil }
             return home
         }
     }

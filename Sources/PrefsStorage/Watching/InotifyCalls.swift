@@ -1,8 +1,8 @@
 import CPrefsLinux
 import Glibc
 
-/// Thin, typed wrappers over the system calls the directory watcher makes, in the manner of
-/// ``SystemCalls``: each retries `EINTR` and throws a failure as a ``PrefsErrno``.
+/// What the directory watcher asks inotify for, and the events it reads. The calls themselves are
+/// ``SystemCalls``' (below), so that a test's engine can fail any of them.
 ///
 /// `statfs` and `eventfd`, which the Glibc module does not import, come from the CPrefsLinux target.
 enum InotifyCalls {
@@ -12,23 +12,6 @@ enum InotifyCalls {
     /// `IN_MODIFY` too, so that a read validated by events also sees a file rewritten in place before it is closed.
     static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE
         | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
-
-    /// A new inotify instance, non-blocking and closed on exec.
-    static func initialize() throws(PrefsErrno) -> Int32 {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if fd == -1 { throw PrefsErrno.current }
-        return fd
-    }
-
-    /// Watches the directory at `path`; the same directory watched twice gives the same descriptor.
-    /// - Parameter following: Whether a symbolic link as the last component is followed; without, it fails
-    ///   with `ENOTDIR` (a proven path has none).
-    /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
-    ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
-    static func addWatch(_ fd: Int32, _ path: String, following: Bool) throws(PrefsErrno) -> Int32 {
-        let mask = following ? directoryMask : directoryMask | UInt32(IN_DONT_FOLLOW)
-        return try retryingInterrupted { inotify_add_watch(fd, path, mask) }
-    }
 
     /// What every directory above a trusted watched directory is watched for: being moved or removed, which
     /// makes the path lead elsewhere, and its entries made, removed or renamed, for the next level of the path.
@@ -41,26 +24,10 @@ enum InotifyCalls {
     static let ancestorMask: UInt32 = UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
         | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
 
-    /// Watches the directory at `path` for ``ancestorMask``; the same directory gives the same descriptor as
-    /// ``addWatch(_:_:following:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
-    static func addAncestorWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
-        try retryingInterrupted { inotify_add_watch(fd, path, ancestorMask) }
-    }
-
-    /// Runs `call` until it returns something other than -1 or fails with something other than `EINTR`.
-    private static func retryingInterrupted(_ call: () -> Int32) throws(PrefsErrno) -> Int32 {
-        while true {
-            let result = call()
-            if result != -1 { return result }
-            let error = PrefsErrno.current
-            if error != .interrupted { throw error }
-        }
-    }
-
-    /// Stops a watch; the kernel then queues `IN_IGNORED` for it. Failure means it is gone already.
-    static func removeWatch(_ fd: Int32, _ wd: Int32) {
-        _ = inotify_rm_watch(fd, wd)
-    }
+    /// What a domain file's own inode is watched for: a link made or removed (`IN_ATTRIB`, as the link
+    /// count changes), and a write in place through any of its names. Never opens or reads, which
+    /// every read makes: a read must queue no event.
+    static let fileMask: UInt32 = UInt32(IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW)
 
     /// One decoded inotify event.
     struct Event {
@@ -69,23 +36,85 @@ enum InotifyCalls {
         var name: String
     }
 
+    /// What faults and the record of calls name the engine's descriptors by (they have no path).
+    static let inotifyName = "<inotify>"
+    static let wakeName = "<eventfd>"
+    static let mountTablePath = "/proc/self/mountinfo"
+}
+
+/// The watch engine's system calls, each through ``perform(_:_:_:)`` like the file domain's: `EINTR` retried,
+/// a failure thrown as a ``PrefsErrno``, and in debug builds a fault injected where a test asks. What each does
+/// when its call fails is said where it matters: watching degrades to polling, never to trusting less evidence.
+extension SystemCalls {
+    /// A new inotify instance, non-blocking and closed on exec.
+    func inotifyInitialize() throws(PrefsErrno) -> Int32 {
+        Int32(try perform(.inotifyInit, InotifyCalls.inotifyName) { Int(inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))) })
+    }
+
+    /// Watches the directory at `path` for ``InotifyCalls/directoryMask``; the same directory watched twice
+    /// gives the same descriptor.
+    /// - Parameter following: Whether a symbolic link as the last component is followed; without, it fails
+    ///   with `ENOTDIR` (a proven path has none).
+    /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
+    ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
+    func addWatch(_ fd: Int32, _ path: String, following: Bool) throws(PrefsErrno) -> Int32 {
+        let mask = following ? InotifyCalls.directoryMask : InotifyCalls.directoryMask | UInt32(IN_DONT_FOLLOW)
+        return try addWatch(fd, path, mask: mask)
+    }
+
+    /// Watches the directory at `path` for ``InotifyCalls/ancestorMask``; the same directory gives the same
+    /// descriptor as ``addWatch(_:_:following:)`` does. Throws `ENOTDIR` when the last component is a symbolic link.
+    func addAncestorWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        try addWatch(fd, path, mask: InotifyCalls.ancestorMask)
+    }
+
+    /// Watches the domain file's own inode at `path` (no symbolic link followed) for ``InotifyCalls/fileMask``:
+    /// the only way to hear a write made through another hard link, in another directory.
+    func addFileWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
+        try addWatch(fd, path, mask: InotifyCalls.fileMask)
+    }
+
+    private func addWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(PrefsErrno) -> Int32 {
+        Int32(try perform(.inotifyAddWatch, path) { Int(inotify_add_watch(fd, path, mask)) })
+    }
+
+    /// Stops a watch; the kernel then queues `IN_IGNORED` for it. Failure means it is gone already, so it
+    /// is not reported. `path` is what the watch was placed at, for injected faults.
+    func removeWatch(_ fd: Int32, _ wd: Int32, path: String) {
+        _ = try? perform(.inotifyRemoveWatch, path) { Int(inotify_rm_watch(fd, wd)) }
+    }
+
     /// Reads the events queued on the non-blocking descriptor `fd` when it is called, without waiting.
     ///
     /// Bounded by what was queued then (give or take one buffer): events that keep arriving meanwhile (a
     /// process writing in a watched directory without pause) are left for the next drain, so that a drain,
     /// and the reads waiting for it, always end.
-    static func readEvents(_ fd: Int32) -> [Event] {
-        var events: [Event] = []
+    ///
+    /// When the `ioctl` that says how much is queued, or a read, fails (with anything but "nothing more"),
+    /// events may be lost or left behind unseen: the batch then ends with an `IN_Q_OVERFLOW`, as when the
+    /// kernel's queue overflows, so that every watched path is resolved again and every generation moves.
+    func readEvents(_ fd: Int32) -> [InotifyCalls.Event] {
+        var events: [InotifyCalls.Event] = []
         let capacity = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
         defer { buffer.deallocate() }
         let header = MemoryLayout<inotify_event>.size
-        let queued = pendingBytes(fd)
+        var lost = false
+        let queued: Int
+        do { queued = try pendingEventBytes(fd) } catch {
+            lost = true
+            queued = 0
+        }
         var consumed = 0
-        repeat {
-            let count = Glibc.read(fd, buffer, capacity)
-            if count == -1 && errno == EINTR { continue }
-            if count <= 0 { break }
+        reading: repeat {
+            let count: Int
+            do {
+                count = try perform(.read, InotifyCalls.inotifyName) { Glibc.read(fd, buffer, capacity) }
+            } catch {
+                if error != PrefsErrno(rawValue: EAGAIN) { lost = true }
+                break reading
+            }
+            if count == 0 { break }
             consumed += count
             var offset = 0
             while offset + header <= count {
@@ -95,47 +124,54 @@ enum InotifyCalls {
                     let bytes = UnsafeRawBufferPointer(start: buffer + offset + header, count: Int(event.len))
                     name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
                 }
-                events.append(Event(wd: event.wd, mask: event.mask, name: name))
+                events.append(InotifyCalls.Event(wd: event.wd, mask: event.mask, name: name))
                 offset += header + Int(event.len)
             }
         } while consumed < queued
+        if lost { events.append(InotifyCalls.Event(wd: -1, mask: UInt32(IN_Q_OVERFLOW), name: "")) }
         return events
     }
 
     /// How many bytes of events are queued on `fd` (`ioctl(FIONREAD)`): a cheap "anything pending?".
-    static func pendingBytes(_ fd: Int32) -> Int {
-        Int(cprefs_pending_bytes(fd))
+    func pendingEventBytes(_ fd: Int32) throws(PrefsErrno) -> Int {
+        try perform(.ioctl, InotifyCalls.inotifyName) { Int(cprefs_pending_bytes(fd)) }
     }
 
     // MARK: Wake-ups
 
     /// A non-blocking, close-on-exec `eventfd` used to wake the watcher thread.
-    static func makeWakeDescriptor() throws(PrefsErrno) -> Int32 {
-        let fd = cprefs_wake_descriptor()
-        if fd == -1 { throw PrefsErrno.current }
-        return fd
+    func makeWakeDescriptor() throws(PrefsErrno) -> Int32 {
+        Int32(try perform(.eventfd, InotifyCalls.wakeName) { Int(cprefs_wake_descriptor()) })
     }
 
-    /// Makes `fd` (an eventfd) readable.
-    static func wake(_ fd: Int32) {
+    /// Makes `fd` (an eventfd) readable. A failure (its counter full, `EAGAIN`) leaves it readable already.
+    func wake(_ fd: Int32) {
         var one: UInt64 = 1
-        _ = Glibc.write(fd, &one, 8)
+        _ = try? perform(.write, InotifyCalls.wakeName) { Glibc.write(fd, &one, 8) }
     }
 
-    /// Clears the wake-ups counted on `fd`.
-    static func drainWakeUps(_ fd: Int32) {
+    /// Clears the wake-ups counted on `fd`. A failure (`EAGAIN`: none) leaves nothing to clear.
+    func drainWakeUps(_ fd: Int32) {
         var count: UInt64 = 0
-        _ = Glibc.read(fd, &count, 8)
+        _ = try? perform(.read, InotifyCalls.wakeName) { Glibc.read(fd, &count, 8) }
     }
 
     /// Waits until one of `descriptors` is readable, the mount table `mounts` (a descriptor of
     /// `/proc/self/mountinfo`, or -1) changed, or `timeout` milliseconds pass (-1: no limit).
-    /// - Returns: Whether the mount table changed.
-    static func waitForInput(_ descriptors: [Int32], mounts: Int32, timeout: Int32) -> Bool {
+    /// - Returns: Whether the mount table may have changed: also when the wait failed, so that the engine
+    ///   looks at it again rather than miss a change.
+    func waitForInput(_ descriptors: [Int32], mounts: Int32, timeout: Int32) -> Bool {
         var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         // The mount table is always readable: only its change (POLLPRI, with POLLERR) is waited for.
         if mounts >= 0 { entries.append(pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)) }
-        let count = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
+        let count: Int
+        do {
+            count = try perform(.poll, InotifyCalls.inotifyName) {
+                Int(entries.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeout) })
+            }
+        } catch {
+            return mounts >= 0
+        }
         return count > 0 && mounts >= 0 && entries[entries.count - 1].revents & Int16(POLLPRI | POLLERR) != 0
     }
 
@@ -143,28 +179,22 @@ enum InotifyCalls {
 
     /// A descriptor of the process's mount table, `/proc/self/mountinfo`, which signals each change to it
     /// (a mount or an unmount anywhere in the process's mount namespace) to `poll()` as `POLLPRI`, once per
-    /// descriptor: each descriptor remembers the last change it reported. -1 where there is no `/proc`.
-    static func openMountTable() -> Int32 {
-        Glibc.open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+    /// descriptor: each descriptor remembers the last change it reported. -1 where there is no `/proc`, or
+    /// the open fails.
+    ///
+    /// The reads' check of it (`cprefs_pending_changes`, one `ppoll` with the inotify descriptor) stays in C, on
+    /// purpose: it is an unchanged read's one system call, made with a few instructions and no call through
+    /// Swift, its look and its note of a change one step under one lock (see `WatchEngine.mountCheck`).
+    func openMountTable() -> Int32 {
+        (try? open(InotifyCalls.mountTablePath, O_RDONLY)) ?? -1
     }
 
     // MARK: File systems
 
     /// The `f_type` magic number of the file system holding `path`.
-    static func fileSystemType(_ path: String) throws(PrefsErrno) -> UInt32 {
+    func fileSystemType(_ path: String) throws(PrefsErrno) -> UInt32 {
         var type: UInt32 = 0
-        _ = try retryingInterrupted { cprefs_file_system_type(path, &type) }
+        _ = try perform(.statfs, path) { Int(cprefs_file_system_type(path, &type)) }
         return type
     }
-
-    /// Watches the domain file's own inode at `path` (no symbolic link followed) for ``fileMask``:
-    /// the only way to hear a write made through another hard link, in another directory.
-    static func addFileWatch(_ fd: Int32, _ path: String) throws(PrefsErrno) -> Int32 {
-        try retryingInterrupted { inotify_add_watch(fd, path, fileMask) }
-    }
-
-    /// What a domain file's own inode is watched for: a link made or removed (`IN_ATTRIB`, as the link
-    /// count changes), and a write in place through any of its names. Never opens or reads, which
-    /// every read makes: a read must queue no event.
-    static let fileMask: UInt32 = UInt32(IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW)
 }

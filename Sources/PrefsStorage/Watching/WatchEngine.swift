@@ -26,13 +26,24 @@ import Synchronization
 ///   watched path (a directory removed while held sends nothing itself), and the process's mount table (an
 ///   unmounted bind mount sends nothing at all), whose change is taken as "every path may lead elsewhere".
 package final class WatchEngine: ReadFreshness {
-    /// The process's engine.
+    /// The process's engine, making the real system calls.
     package static let shared = WatchEngine()
 
+    /// The system calls every inotify call, path resolution's `lstat` and polling's `stat` go through: a
+    /// test's engine may inject faults in them (the watch limit reached, a failed `lstat`). Only the reads'
+    /// `ppoll` (`cprefs_pending_changes`) is made directly, in C: see ``SystemCalls/openMountTable()``.
+    let system: SystemCalls
+
     /// An engine of its own, for tests; everyone else shares ``shared``.
-    package init() {
+    package convenience init() {
+        self.init(system: .live)
+    }
+
+    /// An engine of its own whose system calls are `system`'s, for tests that inject faults in them.
+    init(system: SystemCalls) {
+        self.system = system
+        state = PrefsMutex(State(paths: WatchedPaths(system: system), journal: FreshnessJournal(clock: clock)))
         mountCheck.initialize(to: cprefs_mount_check(lock: 0, changed: 0, descriptor: -1))
-        state = PrefsMutex(State(journal: FreshnessJournal(clock: clock)))
     }
 
     deinit {
@@ -43,7 +54,7 @@ package final class WatchEngine: ReadFreshness {
     struct State {
         var runner: WatchRunner?
         var subscriptions = SubscriptionTable()
-        var paths = WatchedPaths()
+        var paths: WatchedPaths
         var polling = PollSchedule()
         var journal: FreshnessJournal
         /// Runners stopped from their own thread (by a handler), which close their descriptors as they end.
@@ -117,16 +128,18 @@ package final class WatchEngine: ReadFreshness {
         let before = drainSequence.load(ordering: .acquiring)
         let inotify = inotifyDescriptor.load(ordering: .acquiring)
         guard inotify >= 0 else { return }
-        // Bit 1: events queued; bit 2: a change of the mount table not yet applied.
+        // Bit 1: events queued; bit 2: a change of the mount table not yet applied. Made in C, not through
+        // `system`: the unchanged read's one system call, kept to a few instructions (ARCHITECTURE.md, "Known debts").
         if before & 1 == 0, cprefs_pending_changes(mountCheck, inotify) == 0, drainSequence.load(ordering: .acquiring) == before {
             return
         }
         state.withLock { state in
             guard let runner = state.runner else { return }
             applyMountChange(&state, runner)
-            if InotifyCalls.pendingBytes(runner.inotify) > 0 { drain(&state, runner) }
+            // A failed `ioctl` tells nothing: the drain reads what is there (and counts the failure as an overflow).
+            if (try? system.pendingEventBytes(runner.inotify)).map({ $0 > 0 }) ?? true { drain(&state, runner) }
             // The watch thread delivers what this drain found.
-            if !state.subscriptions.dirty.isEmpty, runner.wake >= 0 { InotifyCalls.wake(runner.wake) }
+            if !state.subscriptions.dirty.isEmpty, runner.wake >= 0 { system.wake(runner.wake) }
         }
     }
 
@@ -173,7 +186,7 @@ package final class WatchEngine: ReadFreshness {
                 state.paths.resolve(&file, inotify: inotify)
             } else if wasPolling == nil && file.polls {
                 // Polled from now on for this subscriber's sake: compared with the file as it is now.
-                file.lastStamp = FileIdentity.polled(path)
+                file.lastStamp = FileIdentity.polled(path, system)
                 file.lastStampWasRecent = file.lastStamp?.isRecentForPolling ?? false
             }
             state.subscriptions.files[path] = file
@@ -181,7 +194,7 @@ package final class WatchEngine: ReadFreshness {
             // A new polling subscription may need a shorter wait than the thread is in.
             if let interval = file.pollingInterval, wasPolling.map({ interval < $0 }) ?? true,
                let wake = state.runner?.wake, wake >= 0 {
-                InotifyCalls.wake(wake)
+                system.wake(wake)
             }
             return subscription.id
         }
@@ -208,7 +221,7 @@ package final class WatchEngine: ReadFreshness {
             }
             guard state.subscriptions.isEmpty, let runner = state.runner else { return nil }
             state.runner = nil
-            state.paths = WatchedPaths()
+            state.paths = WatchedPaths(system: system)
             inotifyDescriptor.store(-1, ordering: .releasing)
             // No read uses the mount table's descriptor once it is out of the check: it may be closed.
             cprefs_set_mount_descriptor(mountCheck, -1)
@@ -262,8 +275,8 @@ package final class WatchEngine: ReadFreshness {
                 return state.polling.timeout(interval: state.subscriptions.pollingInterval, canBeWoken: wake >= 0)
             }
             guard let timeout else { break }
-            let mountsChanged = InotifyCalls.waitForInput(descriptors, mounts: mounts, timeout: timeout)
-            if wake >= 0 { InotifyCalls.drainWakeUps(wake) }
+            let mountsChanged = system.waitForInput(descriptors, mounts: mounts, timeout: timeout)
+            if wake >= 0 { system.drainWakeUps(wake) }
             let toPoll: [String]? = state.withLock { state in
                 guard let runner = state.runner, runner.serial == serial else { return nil }
                 // The thread's own descriptor told of the change; the reads' one is taken too, so that the
@@ -275,7 +288,7 @@ package final class WatchEngine: ReadFreshness {
             }
             guard let toPoll else { break }
             // `stat()` outside the mutex: on a hung network mount it may block for long.
-            let stamps = toPoll.map { ($0, FileIdentity.polled($0)) }
+            let stamps = toPoll.map { ($0, FileIdentity.polled($0, system)) }
             let due = state.withLock { state in
                 if !stamps.isEmpty { Self.record(&state, stamps) }
                 return state.subscriptions.takeDue()
@@ -316,7 +329,7 @@ package final class WatchEngine: ReadFreshness {
         guard runner.inotify >= 0 else { return }
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
-        let events = InotifyCalls.readEvents(runner.inotify)
+        let events = system.readEvents(runner.inotify)
         for event in events {
             Self.apply(event, to: &state, inotify: runner.inotify)
         }
@@ -369,7 +382,7 @@ package final class WatchEngine: ReadFreshness {
                     state.paths.watchFile(&file, inotify: inotify, watchingInode: file.proven)
                     if file.fileUnfollowable && !file.pathPolls {
                         file.pathPolls = true
-                        file.lastStamp = FileIdentity.polled(file.filePath)
+                        file.lastStamp = FileIdentity.polled(file.filePath, state.paths.system)
                     }
                     state.subscriptions.files[path] = file
                     updateVouching(&state, path)
@@ -446,11 +459,10 @@ package final class WatchEngine: ReadFreshness {
 }
 
 extension FileIdentity {
-    /// What polling compares: the identity of the file at `path`, or `nil` when it is missing.
-    static func polled(_ path: String) -> FileIdentity? {
-        var info = Glibc.stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(info)
+    /// What polling compares: the identity of the file at `path`, or `nil` when it is missing (or cannot be
+    /// looked at: a change either way, so that its watchers read it and learn what a read can).
+    static func polled(_ path: String, _ system: SystemCalls) -> FileIdentity? {
+        (try? system.stat(path)).map(FileIdentity.init)
     }
 
     /// Whether the file changed so recently that a further change could share its timestamps (coarse

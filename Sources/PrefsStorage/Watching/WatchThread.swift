@@ -13,6 +13,8 @@ struct WatchRunner {
     let mountsForReads: Int32
     /// Tells runners apart, across engines: the thread finds its engine by it.
     let serial: UInt64
+    /// The engine's system calls, through which the descriptors are made and closed.
+    let system: SystemCalls
     var thread = pthread_t()
 
     /// Makes the inotify instance, the wake-up descriptor and the thread, which runs `engine.run(serial:)`.
@@ -20,9 +22,13 @@ struct WatchRunner {
     /// - Returns: `nil` when the thread cannot be made: its descriptors are then closed.
     static func start(for engine: WatchEngine, failing: Bool = false) -> WatchRunner? {
         let serial = serials.add(1, ordering: .relaxed).newValue
-        var runner = WatchRunner(inotify: (try? InotifyCalls.initialize()) ?? -1,
-                                 wake: (try? InotifyCalls.makeWakeDescriptor()) ?? -1,
-                                 mounts: InotifyCalls.openMountTable(), mountsForReads: InotifyCalls.openMountTable(), serial: serial)
+        let system = engine.system
+        // Without an inotify instance (none left: `EMFILE`, the user's instance limit), every path polls; without
+        // a wake-up descriptor, the thread waits at most a polling interval.
+        var runner = WatchRunner(inotify: (try? system.inotifyInitialize()) ?? -1,
+                                 wake: (try? system.makeWakeDescriptor()) ?? -1,
+                                 mounts: system.openMountTable(), mountsForReads: system.openMountTable(), serial: serial,
+                                 system: system)
         pending.withLock { $0[serial] = engine }
         // The thread is told only its serial, as the pointer-sized argument itself: it takes its engine
         // from `pending`, so no object is passed through an untyped pointer.
@@ -47,17 +53,18 @@ struct WatchRunner {
 
     /// Wakes the thread and waits for it to end (never from the thread itself).
     func stopAndJoin() {
-        if wake >= 0 { InotifyCalls.wake(wake) }
+        if wake >= 0 { system.wake(wake) }
         pthread_join(thread, nil)
         closeDescriptors()
     }
 
     func closeDescriptors() {
-        if inotify >= 0 { Glibc.close(inotify) }
-        if wake >= 0 { Glibc.close(wake) }
-        if mounts >= 0 { Glibc.close(mounts) }
+        // A failed close leaves nothing to do: the descriptor is gone either way on Linux.
+        if inotify >= 0 { try? system.close(inotify, path: InotifyCalls.inotifyName) }
+        if wake >= 0 { try? system.close(wake, path: InotifyCalls.wakeName) }
+        if mounts >= 0 { try? system.close(mounts, path: InotifyCalls.mountTablePath) }
         // Reads use it only under the engine's `MountCheck` lock, from which the engine takes it before this.
-        if mountsForReads >= 0 { Glibc.close(mountsForReads) }
+        if mountsForReads >= 0 { try? system.close(mountsForReads, path: InotifyCalls.mountTablePath) }
     }
 
     private static let serials = Atomic<UInt64>(0)

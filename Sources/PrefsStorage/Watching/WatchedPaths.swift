@@ -22,6 +22,14 @@ import Glibc
 /// again (``links``), so a chain built on a level changed meanwhile is corrected by the same drain that
 /// brings the news, before any read compares a stamp (Invariant F1).
 struct WatchedPaths {
+    /// The engine's system calls: every `inotify_add_watch`, `inotify_rm_watch`, `statfs` and `lstat` of
+    /// resolution goes through them, so that a test's engine can fail any (the watch limit reached mid-run).
+    let system: SystemCalls
+
+    init(system: SystemCalls) {
+        self.system = system
+    }
+
     /// An inotify watch on one directory, shared by every path that goes through it.
     struct DirectoryWatch {
         var path: String
@@ -70,7 +78,7 @@ struct WatchedPaths {
         for link in previousChain { release(link.wd, inotify: inotify) }
         if previousFileWatch != file.fileWatch { releaseFile(previousFileWatch, file.filePath, inotify: inotify) }
         if polls && !file.pathPolls {
-            file.lastStamp = FileIdentity.polled(file.filePath)
+            file.lastStamp = FileIdentity.polled(file.filePath, system)
             file.lastStampWasRecent = file.lastStamp?.isRecentForPolling ?? false
         }
         file.pathPolls = polls
@@ -88,7 +96,7 @@ struct WatchedPaths {
             do {
                 wd = try place(level, entries: isDirectory, inotify: inotify)
             } catch {
-                if error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), let parent = chain.last, !isSymbolicLink(level) {
+                if error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR), let parent = chain.last, isProvenNoLink(level) {
                     // Missing (or no directory): waited for at its parent, which hears it made, since the
                     // parent was watched before this level was looked for.
                     file.chain = chain
@@ -96,9 +104,9 @@ struct WatchedPaths {
                     file.nextComponent = parent.name
                     return kind(of: parent.wd)?.eventsAreComplete != true
                 }
-                // Through a symbolic link (its target can change without an event here), or no watch to be
-                // had (the watch limit, no permission): what was placed goes, and the path is polled, with
-                // the events its directory gives where it can be watched at all.
+                // Through a symbolic link (its target can change without an event here), a level `lstat` could
+                // not tell, or no watch to be had (the watch limit, no permission): what was placed goes, and
+                // the path is polled, with the events its directory gives where it can be watched at all.
                 for link in chain { release(link.wd, inotify: inotify) }
                 watchUnproven(&file, inotify: inotify)
                 return true
@@ -122,7 +130,7 @@ struct WatchedPaths {
         if missing.contains(path) { throw .noSuchFileOrDirectory }
         let wd: Int32
         do {
-            wd = entries ? try InotifyCalls.addWatch(inotify, path, following: false) : try InotifyCalls.addAncestorWatch(inotify, path)
+            wd = entries ? try system.addWatch(inotify, path, following: false) : try system.addAncestorWatch(inotify, path)
         } catch {
             if error == .noSuchFileOrDirectory { missing.insert(path) }
             throw error
@@ -144,14 +152,22 @@ struct WatchedPaths {
     private mutating func kind(of wd: Int32) -> FileSystemKind? {
         guard let watch = directories[wd] else { return nil }
         if let kind = watch.kind { return kind }
-        let kind = FileSystemKind(type: (try? InotifyCalls.fileSystemType(watch.path)) ?? 0)
+        // A failed `statfs` gives type 0, not a local kind: the path polls rather than trust incomplete events.
+        let kind = FileSystemKind(type: (try? system.fileSystemType(watch.path)) ?? 0)
         directories[wd]?.kind = kind
         return kind
     }
 
-    private func isSymbolicLink(_ path: String) -> Bool {
-        var info = Glibc.stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    /// Whether `lstat` shows that the level at `path`, which could not be watched as a directory, is no symbolic
+    /// link: missing, or something else than a directory. Only then is it waited for at its parent. A failed
+    /// `lstat` proves nothing (the level could be a link whose target changes without an event here): the path
+    /// is then unproven, and polled.
+    private func isProvenNoLink(_ path: String) -> Bool {
+        do {
+            return try system.lstat(path).st_mode & S_IFMT != S_IFLNK
+        } catch {
+            return error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)
+        }
     }
 
     /// A path that cannot be proven: its deepest existing directory is watched through whatever links lead
@@ -160,7 +176,7 @@ struct WatchedPaths {
         var path = file.directory
         while true {
             do {
-                let wd = try InotifyCalls.addWatch(inotify, path, following: true)
+                let wd = try system.addWatch(inotify, path, following: true)
                 if var watch = directories[wd] {
                     watch.references += 1
                     watch.watchesEntries = true
@@ -186,14 +202,21 @@ struct WatchedPaths {
         let previous = file.fileWatch
         file.fileWatch = nil
         file.fileUnfollowable = false
-        var info = Glibc.stat()
-        if lstat(file.filePath, &info) == 0 {
+        let found: Glibc.stat?
+        do { found = try system.lstat(file.filePath) } catch {
+            found = nil
+            // Missing: its creation is an event in the directory. Anything else (`EIO`, `EACCES`, `ENOMEM`) leaves
+            // unknown what is at the name, perhaps a symbolic link or a file with other links: nothing is vouched,
+            // and the path polls, as for a file its watches cannot follow.
+            if error != .noSuchFileOrDirectory && error != PrefsErrno(rawValue: ENOTDIR) { file.fileUnfollowable = true }
+        }
+        if let info = found {
             switch info.st_mode & S_IFMT {
             case S_IFLNK:
                 // Its target can be replaced, or written, in a directory nobody here watches.
                 file.fileUnfollowable = true
             case S_IFREG where inotify >= 0 && watchingInode:
-                if let wd = try? InotifyCalls.addFileWatch(inotify, file.filePath) {
+                if let wd = try? system.addFileWatch(inotify, file.filePath) {
                     files[wd, default: []].insert(file.filePath)
                     file.fileWatch = wd
                 } else {
@@ -203,7 +226,6 @@ struct WatchedPaths {
                 break  // Not a domain file at all: reads refuse it, and its replacement is a directory event.
             }
         }
-        // Missing: its creation is an event in the directory.
         if previous != file.fileWatch { releaseFile(previous, file.filePath, inotify: inotify) }
     }
 
@@ -254,7 +276,7 @@ struct WatchedPaths {
         } else {
             directories[wd] = nil
             if placed[watch.path] == wd { placed[watch.path] = nil }
-            if inotify >= 0 { InotifyCalls.removeWatch(inotify, wd) }
+            if inotify >= 0 { system.removeWatch(inotify, wd, path: watch.path) }
         }
     }
 
@@ -265,7 +287,7 @@ struct WatchedPaths {
             files[wd] = holders
         } else {
             files[wd] = nil
-            if inotify >= 0 { InotifyCalls.removeWatch(inotify, wd) }
+            if inotify >= 0 { system.removeWatch(inotify, wd, path: path) }
         }
     }
 

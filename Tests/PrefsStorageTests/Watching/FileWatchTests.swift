@@ -152,7 +152,7 @@ struct FileWatchTests {
         #expect(!FileSystemKind(type: 0x6573_5546).eventsAreComplete)   // FUSE
         #expect(!FileSystemKind(type: 0xFF53_4D42).eventsAreComplete)   // CIFS
         #expect(!FileSystemKind(type: 0x1234_5678).eventsAreComplete)   // unknown
-        #expect(try InotifyCalls.fileSystemType(directory.path) != 0)
+        #expect(try SystemCalls.live.fileSystemType(directory.path) != 0)
     }
 
     // 200 cycles here; Scripts/soak.sh runs 10,000 (SOAK_WATCH_CYCLES), which took 67 s of the suite.
