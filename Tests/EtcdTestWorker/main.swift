@@ -71,8 +71,14 @@ case "increment":
     WorkerPreferences.allowed = ["count"]
     let prefs = WorkerPreferences(key: storageKey)
     for round in 0..<count {
-        prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
-        if let error = prefs.lastError { fail("increment \(round): \(error)") }
+        // An increment that gave up within its timeout (a member killed, a busy machine) changed nothing, say
+        // the docs of storageUnreachable: retrying it is what a caller may do, a few times. (An outcome unknown
+        // is not retried: the increment may have been applied.)
+        for attempt in 1... {
+            prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
+            guard let error = prefs.lastError else { break }
+            guard case .storageUnreachable = error, attempt < 5 else { fail("increment \(round): \(error)") }
+        }
         if (round + 1) % 25 == 0 && round + 1 < count { say("progress \(round + 1)") }
     }
     say("ok")
@@ -126,7 +132,12 @@ case "write-entries":
         for attempt in 1... {
             prefs["w\(worker)-\(index)"] = index
             guard let error = prefs.lastError else { break }
-            guard case .storageUnreachable = error, attempt < 5 else { fail("write w\(worker)-\(index): \(error)") }
+            // An outcome unknown may be retried too: setting an entry to the same value again changes nothing more.
+            switch error {
+            case .storageUnreachable, .outcomeUnknown: if attempt < 5 { continue }
+            default: break
+            }
+            fail("write w\(worker)-\(index): \(error)")
         }
     }
     say("ok")

@@ -88,6 +88,10 @@ package final class WatchEngine: ReadFreshness {
     nonisolated(unsafe) private let mountCheck = UnsafeMutablePointer<cprefs_mount_check>.allocate(capacity: 1)
 
     #if DEBUG
+    /// For tests: how many changes of the mount table the engine applied (each wakes every watcher), counted
+    /// before any watcher is called, so that a test can tell a wake-up it caused from one a mount made.
+    package let mountChangesApplied = Atomic<Int>(0)
+
     /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
     package var threadCreationFails: Bool {
         get { state.withLock { $0.failsThreadCreation } }
@@ -154,6 +158,9 @@ package final class WatchEngine: ReadFreshness {
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         cprefs_clear_mount_change(mountCheck)
+        #if DEBUG
+        mountChangesApplied.add(1, ordering: .releasing)
+        #endif
         // Invariant F2: every event moves a generation (a change of the mount table moves them all).
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
     }
