@@ -7,7 +7,7 @@ import Synchronization
 package final class ProcessDomainStorage: DomainStorage {
     private let state: PrefsMutex<DomainSnapshot>
     /// Moved by every change, after it (Invariant F6: the registration domain's generation is its version).
-    private let version = Atomic<UInt64>(1)
+    private let versionCount = Atomic<UInt64>(1)
     package let location: String
 
     package init(contents: [String: PropertyListValue] = [:], location: String) {
@@ -20,7 +20,11 @@ package final class ProcessDomainStorage: DomainStorage {
     package func snapshot() throws(PrefsError) -> DomainSnapshot { state.withLock { $0 } }
 
     /// Its version: only this process changes it, and every change moves it.
-    package var generation: UInt64? { version.load(ordering: .acquiring) }
+    package var generation: UInt64? { version }
+
+    /// Its version: an atomic load, for a suite's kept reads.
+    @inline(__always)
+    package var version: UInt64 { versionCount.load(ordering: .acquiring) }
 
     @discardableResult
     package func modify(
@@ -33,7 +37,7 @@ package final class ProcessDomainStorage: DomainStorage {
             current = DomainSnapshot(contents: contents)
             return current
         }
-        version.add(1, ordering: .releasing)
+        versionCount.add(1, ordering: .releasing)
         return changed
     }
 }

@@ -160,15 +160,17 @@ public final class DefaultsSuite: Sendable {
         self.engine = engine
         // Invariant F6: whether a source's generation is its engine's (then the engine's count covers it), or a
         // constant (the arguments: never compared), or its own.
+        let registration = registered
         sourceKinds = sources.map { source in
             if let engine, let vouching = source.storage as? any VouchingStorage, vouching.watchEngine === engine { return .engine }
             if source.storage is FixedDomainStorage || source.storage is NoDirectoryDomainStorage { return .constant }
+            if source.storage === registration { return .registration }
             return .own
         }
     }
 
     /// How a kept read checks a source's generation.
-    private enum SourceKind { case engine, constant, own }
+    private enum SourceKind { case engine, constant, registration, own }
     private let sourceKinds: [SourceKind]
     /// The watch engine of every domain that has one, when they share one (as all do, but in tests): its count of
     /// changes is compared before the generations of its domains.
@@ -195,8 +197,10 @@ public final class DefaultsSuite: Sendable {
         let collection: Bool
         /// The index of each domain consulted whose generation is not a constant, and its generation.
         let generations: [(index: Int, generation: UInt64)]
-        /// Those of them whose generation is not their engine's.
+        /// Those of them whose generation is neither their engine's nor the registration domain's.
         let own: [(index: Int, generation: UInt64)]
+        /// The registration domain's version, when the search consulted it.
+        let registration: UInt64?
         /// The suite's engine's count of changes at which every generation was last found as kept, when a domain
         /// consulted has the engine's generations: while it stands, only `own` need be compared.
         let engineCount: Atomic<UInt64>
@@ -206,8 +210,9 @@ public final class DefaultsSuite: Sendable {
         let problems: [PrefsError]
 
         init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], own: [(index: Int, generation: UInt64)],
-             engineCount: UInt64?, found: Found?, problems: [PrefsError]) {
+             registration: UInt64?, engineCount: UInt64?, found: Found?, problems: [PrefsError]) {
             (self.key, self.collection, self.generations, self.own, self.found, self.problems) = (key, collection, generations, own, found, problems)
+            self.registration = registration
             self.engineCount = Atomic(engineCount ?? 0)
             usesEngine = engineCount != nil
         }
@@ -343,23 +348,30 @@ public final class DefaultsSuite: Sendable {
     /// generation takes its watch engine's pending events, so that every write completed before this call has
     /// moved its generation; the others' are then atomic loads).
     package func isUnchanged(since kept: KeptRead) -> Bool {
-        ReadScope.checking {
-            // The engine's count first, as dconf's engine does: while no path of the engine changed generation,
-            // its domains' generations are the ones kept (their own writes move their paths' too), and only
-            // the other domains are asked. When it moved (anything changed, even elsewhere), every domain is.
-            if let engine, kept.usesEngine {
-                // Invariant F1: pending events first.
-                engine.takePendingEvents()
-                let count = engine.changeCount
-                if count == kept.engineCount.load(ordering: .acquiring) {
-                    for (index, generation) in kept.own where storages[index].generation != generation { return false }
-                    return true
-                }
-                for (index, generation) in kept.generations where storages[index].generation != generation { return false }
-                // Taken before the generations were compared: a change since moves it past this.
-                kept.engineCount.store(count, ordering: .releasing)
+        // The engine's count first, as dconf's engine does: while no path of the engine changed generation,
+        // its domains' generations are the ones kept (their own writes move their paths' too), and only
+        // the other domains are asked. When it moved (anything changed, even elsewhere), every domain is.
+        if let engine, kept.usesEngine {
+            // Invariant F1: pending events first (one ppoll; no read scope needed for a check that reads nothing).
+            engine.takePendingEventsNow()
+            let count = engine.changeCount
+            if count == kept.engineCount.load(ordering: .acquiring) {
+                if let version = kept.registration, registered.version != version { return false }
+                for (index, generation) in kept.own where storages[index].generation != generation { return false }
                 return true
             }
+            guard generationsStand(kept) else { return false }
+            // Taken before the generations were compared: a change since moves it past this.
+            kept.engineCount.store(count, ordering: .releasing)
+            return true
+        }
+        return generationsStand(kept)
+    }
+
+    /// Whether every domain `kept` consulted (but the constant ones) reports the generation it kept, in one read
+    /// scope: the first file domain's takes its engine's pending events, the others' are then atomic loads.
+    private func generationsStand(_ kept: KeptRead) -> Bool {
+        ReadScope.checking {
             for (index, generation) in kept.generations where storages[index].generation != generation { return false }
             return true
         }
@@ -451,6 +463,7 @@ public final class DefaultsSuite: Sendable {
             switch sourceKinds[index] {
             case .constant: continue
             case .engine: usesEngine = true
+            case .registration: break
             case .own: own.append((index, generation))
             }
             generations.append((index, generation))
@@ -460,7 +473,8 @@ public final class DefaultsSuite: Sendable {
         if let built = result, built.snapshot == nil {
             result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
         }
-        let read = KeptRead(key: key, collection: collection, generations: generations, own: own,
+        let registration = generations.first { sourceKinds[$0.index] == .registration }?.generation
+        let read = KeptRead(key: key, collection: collection, generations: generations, own: own, registration: registration,
                             engineCount: usesEngine ? engineCount : nil, found: result, problems: found)
         if found.isEmpty { result?.keptAt = read }
         keptReads.withLock { reads in
