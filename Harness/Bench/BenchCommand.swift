@@ -13,7 +13,7 @@ enum BenchCommand: Subcommand {
     static let summary = "measure reads and writes against UserDefaults and the system-call floor"
 
     static var usage: String { """
-        usage: harness bench [--quick] [--json PATH] [--directory PATH]
+        usage: harness bench [--quick] [--json PATH] [--directory PATH] [--cases NAME,NAME...]
                harness bench --etcd [--quick] [--json PATH]
 
         Measures the library against Foundation's UserDefaults (peer) and the bare system calls
@@ -34,6 +34,8 @@ enum BenchCommand: Subcommand {
           --quick           fewer samples: the whole run takes well under 30 seconds
           --json PATH       also write every sample, in microseconds, as JSON to PATH
           --samples N       exactly N samples per case (for a smoke test; the figures mean little)
+          --cases NAME,...  only these cases of the full run (write-entry,write-collection, say),
+                            in its order, so that a few can be measured again and again
           --directory PATH  work in PATH instead of a private temporary directory
           --count-reads CASE:N  only N reads of CASE (read, read-watched, read-typed,
                             read-typed-watched), for Scripts/read-instructions.sh
@@ -78,6 +80,10 @@ enum BenchCommand: Subcommand {
         let sampleCount = try arguments.option("--samples", needs: "a positive whole number (see harness bench --help)") { text in
             Int(text).flatMap { $0 > 0 ? $0 : nil }
         }
+        let selected = try arguments.option("--cases", needs: "case names, like write-entry,write-collection") { text -> Set<String>? in
+            let names = Set(text.split(separator: ",").map(String.init))
+            return names.isEmpty ? nil : names
+        }
         try arguments.finish { "unknown option \($0) (see harness bench --help)" }
         if etcd {
             try BenchEtcd.report(quick: quick, samples: sampleCount, json: jsonPath)
@@ -89,8 +95,10 @@ enum BenchCommand: Subcommand {
         // workspace only by starting the measuring process with it set: run this command again as a
         // child process in that environment.
         guard ProcessInfo.processInfo.environment[BenchWorkspace.childVariable] == workspace.root else {
-            let options = (quick ? ["--quick"] : []) + (jsonPath.map { ["--json", $0] } ?? [])
-                + (sampleCount.map { ["--samples", String($0)] } ?? [])
+            var options: [String] = quick ? ["--quick"] : []
+            if let jsonPath { options += ["--json", jsonPath] }
+            if let sampleCount { options += ["--samples", String(sampleCount)] }
+            if let selected { options += ["--cases", selected.sorted().joined(separator: ",")] }
             let status = try workspace.runAsChild(options)
             // The child shares this process's standard error: it has told its own failure.
             if status != 0 { throw HarnessError.alreadyReported(status: status) }
@@ -103,32 +111,40 @@ enum BenchCommand: Subcommand {
             results.append(result)
             Console.say(result.line)
         }
+        // With --cases, a case not named is skipped (its closure is never called): the cases named keep
+        // the state the full run would give them, except what skipped cases would have left behind.
+        func runs(_ name: String) -> Bool { selected?.contains(name) ?? true }
+        func record(_ name: String, _ result: () throws -> BenchResult) rethrows {
+            if runs(name) { record(try result()) }
+        }
         #if DEBUG
         Console.say("note: this is a debug build; use `swift run -c release harness bench` for real figures")
         #endif
         Console.say("Working in \(workspace.root)\n")
-        record(readCase(workspace, samples: samples))
-        record(readWatchedCase(workspace, samples: samples))
-        record(readTypedCase(workspace, samples: samples, watched: false))
-        record(readTypedCase(workspace, samples: samples, watched: true))
-        record(readAfterExternalWriteCase(workspace, samples: samples))
-        record(writeEntryCase(workspace, samples: samples))
-        record(writeTypedCase(workspace, samples: samples))
-        record(writeCollectionCase(workspace, samples: samples))
+        record("read") { readCase(workspace, samples: samples) }
+        record("read-watched") { readWatchedCase(workspace, samples: samples) }
+        record("read-typed") { readTypedCase(workspace, samples: samples, watched: false) }
+        record("read-typed-watched") { readTypedCase(workspace, samples: samples, watched: true) }
+        record("read-after-external-write") { readAfterExternalWriteCase(workspace, samples: samples) }
+        record("write-entry") { writeEntryCase(workspace, samples: samples) }
+        record("write-typed") { writeTypedCase(workspace, samples: samples) }
+        record("write-collection") { writeCollectionCase(workspace, samples: samples) }
         for size in [10, 100, 1_000, 10_000] {
             let scaled = sampleCount ?? max(11, samples / max(1, size / 100))
-            record(scaleReadCase(workspace, entries: size, samples: scaled))
-            record(scaleWriteCase(workspace, entries: size, samples: scaled))
+            record("scale-\(size)-read") { scaleReadCase(workspace, entries: size, samples: scaled) }
+            record("scale-\(size)-write") { scaleWriteCase(workspace, entries: size, samples: scaled) }
         }
         for collections in [1, 10, 100] {
-            record(domainCase(workspace, collections: collections, samples: samples))
+            record("domain-\(collections)") { domainCase(workspace, collections: collections, samples: samples) }
         }
         // Last, since its writer is a process of its own: many rounds, for a meaningful 99th percentile.
-        record(try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
-                                      idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10))
-        Console.say(negativeFiguresNote)
+        try record("external-change") {
+            try externalChangeCase(workspace, rounds: sampleCount ?? (quick ? 200 : 2_000),
+                                   idleSeconds: sampleCount != nil ? 0.2 : quick ? 1 : 10)
+        }
+        if selected == nil { Console.say(negativeFiguresNote) }
         for count in sampleCount != nil ? [1, 100] : Self.watcherCounts {
-            record(try watchersCase(workspace, count: count))
+            try record("watchers-\(count)") { try watchersCase(workspace, count: count) }
         }
         Console.say()
         Console.say(BenchResult.table(results))

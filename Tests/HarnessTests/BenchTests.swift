@@ -83,6 +83,16 @@ struct HarnessBenchTests {
         }
     }
 
+    @Test("bench --cases runs only the cases named, in the full run's order, with the peer and the floor")
+    func namedCasesAlone() throws {
+        let run = try sandbox.run(["bench", "--cases", "write-collection,write-entry", "--samples", "3",
+                                   "--directory", sandbox.directory.appending("work")])
+        #expect(run.status == 0, "standard error: \(run.errors)")
+        let lines = run.lines.filter { $0.hasPrefix("BENCH ") }
+        #expect(lines.map { $0.split(separator: " ")[1] } == ["case=write-entry", "case=write-collection"])
+        #expect(lines.allSatisfy { !$0.contains("peer_us=-") && !$0.contains("floor_us=-") }, "\(lines)")
+    }
+
     @Test("Bad bench options give one line on standard error and exit 2")
     func badOptionsAreRejected() throws {
         for arguments in [["bench", "--samples", "0"], ["bench", "--json"], ["bench", "--nonsense"], ["bench", "--watchers", "none"]] {

@@ -123,4 +123,24 @@ struct UserDefaultsAdditionsTests {
         #expect(counter.value == 1)
         watching.watchesExternalChanges = false
     }
+
+    @Test("A change made elsewhere heard by several watching instances of one suite posts didChangeNotification once")
+    func oneChangeHeardByManyPostsOnce() throws {
+        let watchedSuite = try suite()
+        let watching = (0..<3).map { _ in AdditionsPreferences(key: "settings", suite: watchedSuite) }
+        let writer = AdditionsPreferences(key: "settings", suite: try suite())
+        for instance in watching { instance.watchesExternalChanges = true }
+        let counter = DidChangeCounter(watchedSuite)
+        for (round, value) in ["dark", "light"].enumerated() {
+            let before = watching.map { $0.externalChanges.deliveriesCompleted }
+            writer["appearance"] = value
+            for (instance, count) in zip(watching, before) {
+                #expect(instance.externalChanges.waitForDeliveries(atLeast: count + 1))
+                #expect(instance["appearance"] as? String == value)
+            }
+            // Each instance told its observers; the suite's observers heard of the change once.
+            #expect(counter.value == round + 1)
+        }
+        for instance in watching { instance.watchesExternalChanges = false }
+    }
 }

@@ -23,6 +23,9 @@ struct UserDefaultsState {
     var inMemoryDomains: [String: InMemoryDomainStorage] = [:]
     /// The volatile domains set with `setVolatileDomain(_:forName:)`, by name.
     var volatileDomains: [String: [String: PropertyListValue]] = [:]
+    /// The version of a collection the last notification of a change made elsewhere was posted for (see
+    /// ``DefaultsSuite/postDidChange(afterChangeFoundIn:)``): the instances that hear the same change post once.
+    weak var lastChangeMadeElsewhere: DomainSnapshot?
 }
 
 extension DefaultsSuite {
@@ -524,5 +527,23 @@ extension DefaultsSuite {
     /// instance hears of a change made elsewhere.
     package func postDidChange() {
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
+
+    /// Posts `UserDefaults.didChangeNotification` for a change made elsewhere that a watching instance heard and
+    /// found in `snapshot` (the version of the domain its read returned; `nil` for a value built from several),
+    /// once per change: every other instance of the suite that hears the same change, and finds it in the same
+    /// version, posts nothing more. The notification names the suite, not the instance, so 2,000 instances
+    /// hearing one change told its observers the same thing 2,000 times. A version is one change (Invariant F9:
+    /// a domain returns a new snapshot after each change, the same one while unchanged).
+    package func postDidChange(afterChangeFoundIn snapshot: DomainSnapshot?) {
+        if let snapshot {
+            let isFirst = userDefaultsState.withLock { state -> Bool in
+                if state.lastChangeMadeElsewhere === snapshot { return false }
+                state.lastChangeMadeElsewhere = snapshot
+                return true
+            }
+            guard isFirst else { return }
+        }
+        postDidChange()
     }
 }

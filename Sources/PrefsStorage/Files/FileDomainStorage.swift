@@ -391,20 +391,22 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
     ) throws(PrefsError) -> DomainSnapshot {
         // From inside this domain's own transform: it would wait for the lock its own thread holds.
         if transformOwner.isOwnThread { throw TransformOwnership.nestedWrite(path: path, lockPath: lockPath) }
-        // A write that will be refused creates nothing, not even the lock file: an unreadable domain
-        // (a FIFO, a link to one, a damaged file) is found by a read before the lock is taken. The read
-        // under the lock decides; this one only spares the refusal its traces.
-        if policy == .failIfUnreadable {
-            do {
+        // The file lock first, then the in-process cache: readers in this process take only the
+        // latter, so they never wait while this writer waits for another process's lock.
+        let lock = try acquireLock(beforeCreating: { () throws(PrefsError) in
+            // A write that will be refused creates nothing, not even the lock file: an unreadable domain
+            // (a FIFO, a link to one, a damaged file) is found by a read before the lock file or its
+            // directory is made. The read under the lock decides; this one only spares the refusal its
+            // traces, so it is made only when there are traces to spare: where the lock file exists, a
+            // refused write leaves none, and the file is read once, under the lock.
+            guard policy == .failIfUnreadable else { return }
+            do throws(PrefsError) {
                 _ = try snapshot()
             } catch {
                 // Other failures (a missing directory, say) are the write's to report, at its own step.
                 if case .domainUnreadable = error { throw error }
             }
-        }
-        // The file lock first, then the in-process cache: readers in this process take only the
-        // latter, so they never wait while this writer waits for another process's lock.
-        let lock = try acquireLock()
+        })
         defer { releaseLock(lock) }
         return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> DomainSnapshot in
             // Whatever happens, what a suite kept of this domain is looked at again: the next read validates
@@ -463,21 +465,30 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         }
     }
 
-    /// Releases the lock ``acquireLock()`` took.
+    /// Releases the lock ``acquireLock(beforeCreating:)`` took.
     func releaseLock(_ fd: Int32) {
         HeldDomainLocks.noteReleased(fd)
         _ = try? system.close(fd, path: lockPath)
     }
 
     /// Opens and exclusively locks the lock file, creating it (and the directory) when missing.
+    /// - Parameter beforeCreating: Runs once the lock file is found missing, before anything is created:
+    ///   throwing from it creates nothing. An existing lock file is opened without it.
     /// - Returns: The descriptor; ``releaseLock(_:)`` releases the lock.
-    func acquireLock() throws(PrefsError) -> Int32 {
+    func acquireLock(beforeCreating: () throws(PrefsError) -> Void = {}) throws(PrefsError) -> Int32 {
         var createdDirectory = false
+        // The lock file is opened as it is first; only when it is missing is it created (with its directory).
+        var creates = false
         while true {
             let fd: Int32
             do {
-                fd = try system.open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)
+                fd = try system.open(lockPath, O_RDWR | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
             } catch {
+                if !creates && (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) {
+                    try beforeCreating()
+                    creates = true
+                    continue
+                }
                 if (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) && !createdDirectory {
                     try createDirectory()
                     createdDirectory = true

@@ -551,10 +551,27 @@ public final class DefaultsSuite: Sendable {
 
     /// What an operation on the collection under `key` reports although it succeeded: the suite's
     /// ``standingWarnings``, then what is wrong with its managed and system domains now; empty when nothing is.
+    ///
+    /// Only the administrators' domains are looked at, as a read of the collection looks at them (every one,
+    /// in search-list order, as one moment for the watch engine), since only they can give a problem that
+    /// does not fail the operation: after a write, the writable domain's file, just replaced, is not read
+    /// again for nothing.
     package func warnings(forCollection key: String) -> [PrefsError] {
         guard entryByEntry else { return standingWarnings }
+        // Counted as the read it replaces, so that the watches start at the same read as before.
+        startWatchingAtThirdRead()
         var problems: [PrefsError] = []
-        _ = try? find(key, collection: true, problems: &problems)
+        // (Nothing in it throws: an administrator's problem is noted, never thrown.)
+        _ = try? ReadScope.reading { () throws(PrefsError) -> Void in
+            for index in sources.indices where combinations[index] != .wholeValue {
+                guard let value = Self.administratorSnapshot(sources[index], problems: &problems)?.contents[key] else { continue }
+                // What `search` reports of a collection: a value that is not a dictionary is ignored.
+                if value.dictionaryValue == nil {
+                    problems.append(.administratorFileIgnored(
+                        path: sources[index].storage.location, reason: "the value under '\(key)' is not a dictionary"))
+                }
+            }
+        }
         return standingWarnings + problems
     }
 
@@ -616,18 +633,23 @@ public final class DefaultsSuite: Sendable {
     /// For a collection (`collection`), a managed value that is not a dictionary forces nothing, as reads
     /// ignore it (and report it).
     package func forced(forKey key: String, collection: Bool = false) -> (whole: String?, entries: [String: String]) {
-        var entries: [String: String] = [:]
-        var problems: [PrefsError] = []
-        // Lowest precedence first, so that the first managed domain wins, as it does for reads.
-        for source in sources.reversed() where source.role.combination == .forcedEntries {
-            guard let value = Self.administratorSnapshot(source, problems: &problems)?.contents[key] else { continue }
-            guard case .dictionary(let forcedEntries) = value else {
-                if collection { continue }
-                return (source.storage.location, [:])
+        guard entryByEntry else { return (nil, [:]) }
+        // The managed domains as one read: the watch engine's pending events are taken once for all of them.
+        let found = try? ReadScope.reading { () throws(PrefsError) -> (whole: String?, entries: [String: String]) in
+            var entries: [String: String] = [:]
+            var problems: [PrefsError] = []
+            // Lowest precedence first, so that the first managed domain wins, as it does for reads.
+            for source in sources.reversed() where source.role.combination == .forcedEntries {
+                guard let value = Self.administratorSnapshot(source, problems: &problems)?.contents[key] else { continue }
+                guard case .dictionary(let forcedEntries) = value else {
+                    if collection { continue }
+                    return (source.storage.location, [:])
+                }
+                for name in forcedEntries.keys { entries[name] = source.storage.location }
             }
-            for name in forcedEntries.keys { entries[name] = source.storage.location }
+            return (nil, entries)
         }
-        return (nil, entries)
+        return found ?? (nil, [:])
     }
 
     /// Where the value of `key` comes from, for a tool that shows it (`harness defaults read --sources`):

@@ -450,7 +450,10 @@ open class RVS_PersistentPrefs {
     /// - Parameter notifies: Whether `body` may run observers' handlers, whose own operations set
     ///   ``lastError`` and ``lastWarnings`` meanwhile: then both are set again after a success (a `body`
     ///   that cannot notify sets the warnings it finds itself).
-    func operation<Result>(failure: Result, notifies: Bool = true, _ body: () throws(PrefsError) -> Result) -> Result {
+    /// - Parameter found: The warnings `body` found itself (a write's, before its lock), set after a success
+    ///   instead of looking for them again; `nil`: looked for after `body`.
+    func operation<Result>(failure: Result, notifies: Bool = true, warnings found: (() -> [PrefsError]?)? = nil,
+                           _ body: () throws(PrefsError) -> Result) -> Result {
         // Through the property, so that a subclass's override of `lastError` (an observer, say) hears it.
         lastError = nil
         if hasWarnings {
@@ -463,7 +466,7 @@ open class RVS_PersistentPrefs {
                 // A success over an administrator's broken file is a success: what went wrong is a warning,
                 // found after handlers' own operations.
                 lastError = nil
-                warnings = userDefaults?.warnings(forCollection: key) ?? []
+                warnings = found?() ?? userDefaults?.warnings(forCollection: key) ?? []
                 hasWarnings = !warnings.isEmpty
             }
             return result
@@ -574,7 +577,10 @@ open class RVS_PersistentPrefs {
             let notification = prepareNotification(of: write)
             var announced: Set<Int> = []
             let write = guardingTransform(of: write)
-            let succeeded = operation(failure: false) { () throws(PrefsError) -> Bool in
+            // What is wrong with the administrators' files, found before the lock rather than after the write:
+            // then the writer never waits for the watch thread to take in the events of its own rename.
+            var problemsMet: [PrefsError]?
+            let succeeded = operation(failure: false, warnings: { problemsMet }) { () throws(PrefsError) -> Bool in
                 // One look-up of the class's registry for both the names and the constraints.
                 let registry = EntryRegistry.registry(of: self)
                 let allowed = registry.allowedNames(keys: keys)
@@ -592,6 +598,7 @@ open class RVS_PersistentPrefs {
                 } else {
                     try collection.refuseForced(write.setting + write.removing)
                 }
+                problemsMet = collection.suite.warnings(forCollection: collection.storageKey)
                 // Checked first whenever a rejection found under the lock would come too late: incompatible
                 // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
                 // (the lock would create its directory and lock file).

@@ -1,4 +1,5 @@
 import Dispatch
+import PrefsStorage
 import Synchronization
 
 /// One of the few serial queues on which every watching instance of the process has its changes made
@@ -6,24 +7,63 @@ import Synchronization
 /// it can block its thread; with one queue per instance, one change heard by 2,000 instances made dispatch
 /// start a thread for each blocked delivery (about 250). Sharing a fixed number of serial queues bounds
 /// the threads deliveries use to that number, and keeps each instance's deliveries in order.
+///
+/// A lane runs its work in batches: work queued while the lane is busy joins the batch it drains, so one
+/// change heard by 2,000 instances costs each lane one dispatched block, not one block (and one wake-up of a
+/// dispatch thread) per instance. The order is the order of ``run(_:)``, as on a serial queue.
 struct DeliveryLane: Sendable {
     /// How many lanes the process has: enough that one slow handler does not hold up every instance.
     static let count = 4
 
-    private static let lanes = (0..<count).map { DispatchQueue(label: "RVS_PersistentPrefs.delivery.\($0)") }
+    private static let lanes = (0..<count).map { Lane(label: "RVS_PersistentPrefs.delivery.\($0)") }
     private static let assigned = Atomic<Int>(0)
 
-    private let queue: DispatchQueue
+    private let lane: Lane
 
     /// The lane for a new instance: lanes are handed out in turn.
     static func next() -> DeliveryLane {
         let index = assigned.add(1, ordering: .relaxed).oldValue
-        return DeliveryLane(queue: lanes[index % count])
+        return DeliveryLane(lane: lanes[index % count])
     }
 
     /// Runs `work` on this lane, after the work queued on it before.
     func run(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        lane.run(work)
+    }
+
+    /// One lane: its serial queue, and the work waiting for the block that drains it.
+    private final class Lane: Sendable {
+        private let queue: DispatchQueue
+        /// The work not started yet, oldest first, and whether a block to drain it is dispatched (and not
+        /// yet past its last look at `waiting`).
+        private let state = PrefsMutex<(waiting: [@Sendable () -> Void], dispatched: Bool)>(([], false))
+
+        init(label: String) {
+            queue = DispatchQueue(label: label)
+        }
+
+        func run(_ work: @escaping @Sendable () -> Void) {
+            let dispatches = state.withLock { state -> Bool in
+                state.waiting.append(work)
+                if state.dispatched { return false }
+                state.dispatched = true
+                return true
+            }
+            if dispatches { queue.async { self.drain() } }
+        }
+
+        /// Runs the waiting work in order, and the work queued meanwhile, until none is left.
+        private func drain() {
+            while true {
+                let batch = state.withLock { state -> [@Sendable () -> Void] in
+                    if state.waiting.isEmpty { state.dispatched = false }
+                    defer { state.waiting = [] }
+                    return state.waiting
+                }
+                if batch.isEmpty { return }
+                for work in batch { work() }
+            }
+        }
     }
 }
 

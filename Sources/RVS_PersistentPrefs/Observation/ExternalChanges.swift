@@ -62,14 +62,20 @@ extension RVS_PersistentPrefs {
     ///   then only the search itself is, not the `userDefaults` and `key` accessors, whose overrides may read
     ///   other instances and must be answered as any read is.
     func currentCollectionForWatching(deliveringChange: Bool = false) -> [String: PropertyListValue]? {
+        foundForWatching(deliveringChange: deliveringChange)?.collection
+    }
+
+    /// ``currentCollectionForWatching(deliveringChange:)``, with the snapshot the search found it in (`nil` for
+    /// none, or a value built from several domains).
+    private func foundForWatching(deliveringChange: Bool) -> (collection: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
         guard let suite = try? suiteForOperation() else { return nil }
         let storageKey = key
         do throws(PrefsError) {
             let found = deliveringChange
                 ? try ChangeDeliveryRead.reading { () throws(PrefsError) in try suite.find(storageKey) }
                 : try suite.find(storageKey)
-            guard let found else { return [:] }
-            return found.value.dictionaryValue ?? [:]
+            guard let found else { return ([:], nil) }
+            return (found.value.dictionaryValue ?? [:], found.snapshot)
         } catch {
             return nil
         }
@@ -80,11 +86,12 @@ extension RVS_PersistentPrefs {
     func deliverExternalChange() {
         locked {
             // Only the search that finds the change: a handler's own reads are answered as always.
-            guard let current = currentCollectionForWatching(deliveringChange: true) else { return }
+            guard let (current, snapshot) = foundForWatching(deliveringChange: true) else { return }
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }
             let changed = Self.entriesThatDiffer(previous, current)
             tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true, madeElsewhere: true))
-            userDefaults?.postDidChange()
+            // Once per change for the suite, however many of its instances hear it.
+            userDefaults?.postDidChange(afterChangeFoundIn: snapshot)
         }
     }
 }
