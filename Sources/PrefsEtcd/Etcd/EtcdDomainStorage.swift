@@ -51,6 +51,7 @@ import Synchronization
 /// - ``modify(repairing:_:)``
 /// - ``watchChanges(_:)``
 /// - ``isKnownToExist``
+/// - ``generation``
 public final class EtcdDomainStorage: DomainStorage {
     /// The domain's name, the last part of its key.
     public let name: String

@@ -81,8 +81,11 @@ package final class AdministratorDomainStorage: DomainStorage, VouchingStorage {
     /// returns the generation the read stays true at, if any.
     private func read(ownershipCheckedAt checked: UInt64) throws(PrefsError) -> (DomainSnapshot, UInt64?) {
         let snapshot: DomainSnapshot
+        let generation: UInt64?
         do {
-            snapshot = try file.snapshot()
+            // Together: the generation this very read is current at (taken before it, Invariant F5), never one
+            // another thread's read recorded meanwhile.
+            (snapshot, generation) = try file.snapshotAndGeneration()
         } catch {
             switch error {
             case .domainUnreadable(_, let reason): throw .administratorFileIgnored(path: file.path, reason: reason)
@@ -91,11 +94,10 @@ package final class AdministratorDomainStorage: DomainStorage, VouchingStorage {
             default: throw error
             }
         }
-        // After the read: the generation the file's read was validated at, while it still stands (taken before
-        // that read, Invariant F5); a change made since has moved it, and then nothing is kept.
-        let generation = file.generation
         // Checked only where there is something to honour: a missing file forces nothing. A check made after
-        // the generation was taken sees every change that generation does not cover.
+        // the generation was taken sees every change made before it; one made later to the file or its directory
+        // moves the generation (their events include mode and owner changes). A mode or owner change of a directory
+        // above them does not (ARCHITECTURE.md, "Known debts").
         if verifiesOwnership && snapshot.exists && (generation == nil || generation != checked) {
             if let problem = ownershipProblem() { throw .administratorFileIgnored(path: file.path, reason: problem) }
         }

@@ -187,10 +187,35 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         // (Read through `cached?`: binding a copy of the cache would retain its bytes and result.)
         // Invariant F3: vouch only where events are complete (a token, over a read whose every change is an event).
         if let token, cached?.watchToken == token, cached?.eventsReachDirectory == true, let result = cached?.result {
+            let snapshot = try result.get()
             if keptGeneration.load(ordering: .relaxed) != token.value { keptGeneration.store(token.value, ordering: .releasing) }
-            return try result.get()
+            return snapshot
         }
-        defer { noteKept(cached, at: now) }
+        // A read that fails vouches for nothing (Invariant F6): an unreadable file is looked at again.
+        do {
+            let snapshot = try loadFromFile(&cached, token: token)
+            noteKept(cached, at: now)
+            return snapshot
+        } catch {
+            keptGeneration.store(0, ordering: .releasing)
+            throw error
+        }
+    }
+
+    /// ``snapshot()`` and the generation that read is known current at (see ``generation``), taken together under
+    /// the cache's mutex: so that a domain built on this one (an administrator's) never pairs what it read with a
+    /// generation another thread's later read recorded.
+    package func snapshotAndGeneration() throws(PrefsError) -> (DomainSnapshot, UInt64?) {
+        if let started = transformOwner.snapshotForOwnThread { return (started, nil) }
+        return try cache.withLock { (cached: inout CachedDomain?) throws(PrefsError) -> (DomainSnapshot, UInt64?) in
+            let snapshot = try load(&cached)
+            let kept = keptGeneration.load(ordering: .acquiring)
+            return (snapshot, kept == 0 ? nil : kept)
+        }
+    }
+
+    /// The part of ``load(_:)`` that looks at the file: its identity, or its bytes.
+    private func loadFromFile(_ cached: inout CachedDomain?, token: FreshnessToken?) throws(PrefsError) -> DomainSnapshot {
         // A cache that must be re-read anyway (none, or a recent file) needs no `stat` first: the
         // `fstat` of the opened file gives its identity. A file found missing is checked with a `stat`
         // alone: a search list holds domains that usually do not exist (system-wide and administrators'
@@ -428,6 +453,12 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
             do throws(PrefsError) {
                 // Invariant W1: a write never trusts the watch (see loadForWrite).
                 current = try loadForWrite(&cached, existing: &existing)
+                // Another's change the watch missed, found under the lock: told before the transform runs, so
+                // that a read the transform makes through a suite is not served what a suite kept.
+                if (try? cached?.result.get()) !== before {
+                    keptGeneration.store(0, ordering: .releasing)
+                    freshness.changedHere()
+                }
             } catch {
                 guard case .domainUnreadable = error, policy == .moveUnreadableAside else { throw error }
                 moveAside = true
@@ -450,6 +481,11 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
             do throws(PrefsError) {
                 try replaceFile(with: bytes, keeping: existing)
             } catch {
+                // The rename may have happened (a durable write whose directory's fsync failed): the next read
+                // validates the file, whatever it holds.
+                cached = nil
+                keptGeneration.store(0, ordering: .releasing)
+                freshness.changedHere()
                 // Leave everything as it was: a regular file is still in place, so drop the second name it
                 // was given; anything else was renamed away, so rename it back.
                 if let aside {

@@ -4,13 +4,13 @@ import Synchronization
 /// ``FreshnessJournal`` of a ``WatchEngine``: one per path, shared by every subscription to it and by every
 /// domain object over it.
 ///
-/// `generation` is 0 while no watch's events would reach the path, and otherwise changes, to a value never
-/// used before, with every event that may concern it; it and `vouchesContents` are written only under the
-/// engine's mutex, and read without it, so that a read of an unchanged file takes no lock.
+/// Its generation is 0 while no watch's events would reach the path, and otherwise changes, to a value never
+/// used before, with every event that may concern it; it is written only under the engine's mutex, and read
+/// without it, so that a read of an unchanged file takes no lock.
 final class FileFreshness: FreshnessTracker {
-    let generation = Atomic<UInt64>(0)
-    /// Whether the generation also vouches for the file's contents (see ``FreshnessTracker/currentGeneration()``).
-    let vouchesContents = Atomic<Bool>(false)
+    /// The generation shifted left by one, with whether it vouches for the file's contents in the low bit: one
+    /// value, so that the flag read is always the one stored with the generation returned. 0: not reached.
+    let state = Atomic<UInt64>(0)
     private let engine: WatchEngine
 
     init(engine: WatchEngine) { self.engine = engine }
@@ -19,17 +19,14 @@ final class FileFreshness: FreshnessTracker {
     func changedHere() { engine.changedHere(self) }
 
     /// One atomic load when no watch reaches the path; else that, the engine's check for pending events
-    /// (one `ioctl`), and three more loads.
+    /// (one `ioctl`), and one more load.
     func currentGeneration() -> (value: UInt64, vouchesContents: Bool)? {
-        guard generation.load(ordering: .acquiring) != 0 else { return nil }
+        guard state.load(ordering: .acquiring) != 0 else { return nil }
         // Invariant F1: pending events first (then the generation is read).
         engine.takePendingEvents()
-        // Read twice around the flag, so that the flag belongs to the generation returned: every change of the
-        // flag moves the generation too.
-        let value = generation.load(ordering: .acquiring)
-        let vouches = vouchesContents.load(ordering: .acquiring)
-        guard value != 0, generation.load(ordering: .acquiring) == value else { return nil }
-        return (value, vouches)
+        let now = state.load(ordering: .acquiring)
+        guard now != 0 else { return nil }
+        return (now >> 1, now & 1 == 1)
     }
 }
 
@@ -59,30 +56,33 @@ struct FreshnessJournal {
         return tracker
     }
 
-    /// The one place generations are given (only under the engine's mutex).
-    private func nextGeneration() -> UInt64 {
-        clock.last.add(1, ordering: .acquiringAndReleasing).newValue
+    /// Gives `tracker` the next generation (or 0, not reached), then publishes it as the engine's count: the one
+    /// place generations are given, only under the engine's mutex. In that order, so that a reader that sees the
+    /// count sees the path's generation that moved it.
+    private func give(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
+        let next = clock.last.load(ordering: .relaxed) &+ 1
+        tracker.state.store(reached ? next << 1 | (vouchesContents ? 1 : 0) : 0, ordering: .releasing)
+        clock.last.store(next, ordering: .releasing)
     }
 
     /// Something may have changed what lies at the path: a path the watch reaches gets a new generation.
     func touch(_ tracker: FileFreshness) {
         // Invariant F2: every event moves a generation (to a value never used before).
-        guard tracker.generation.load(ordering: .relaxed) != 0 else { return }
-        tracker.generation.store(nextGeneration(), ordering: .releasing)
+        let state = tracker.state.load(ordering: .relaxed)
+        guard state != 0 else { return }
+        give(tracker, reached: true, vouchesContents: state & 1 == 1)
     }
 
     /// Whether the engine's watches now deliver every event that may concern the path (`reached`), and
     /// whether its generation also vouches for the file's contents. Any change of either gives the path a
-    /// new generation (or 0, when no longer reached), so nothing kept under the old one stays kept.
+    /// new generation (or 0, when no longer reached; the engine's count moves then too), so nothing kept under
+    /// the old one stays kept.
     func update(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
         // Invariant F3: vouch only where events are complete.
         let vouches = reached && vouchesContents
-        let isReached = tracker.generation.load(ordering: .relaxed) != 0
-        guard isReached != reached || tracker.vouchesContents.load(ordering: .relaxed) != vouches else { return }
-        tracker.vouchesContents.store(vouches, ordering: .releasing)
-        // A path no longer reached moves the engine's count too, so that the count covers every change.
-        let next = nextGeneration()
-        tracker.generation.store(reached ? next : 0, ordering: .releasing)
+        let state = tracker.state.load(ordering: .relaxed)
+        guard (state != 0) != reached || (state & 1 == 1) != vouches else { return }
+        give(tracker, reached: reached, vouchesContents: vouches)
     }
 }
 
