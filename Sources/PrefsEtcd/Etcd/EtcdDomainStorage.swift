@@ -52,7 +52,7 @@ import Synchronization
 /// - ``watchChanges(_:)``
 /// - ``isKnownToExist``
 /// - ``generation``
-public final class EtcdDomainStorage: DomainStorage {
+public final class EtcdDomainStorage: OptimisticDomainStorage {
     /// The domain's name, the last part of its key.
     public let name: String
     /// The etcd key holding the domain: the prefix followed by the name.

@@ -47,4 +47,19 @@ final class OperationLock {
             cprefs_unlock(word)
         }
     }
+
+    /// Whether the calling thread holds the lock (at any depth).
+    var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Runs `body` with the lock released, and takes it again before returning (also when `body` throws): for
+    /// the part of an operation that waits on something slow and touches none of what the lock guards (a write's
+    /// network round trips, see `RVS_PersistentPrefs.perform`). The caller holds the lock exactly once; taken more
+    /// deeply (an operation inside another on this thread, which promised to be one operation), the lock stays
+    /// held while `body` runs.
+    func whileReleased<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        guard isHeldByCurrentThread, depth == 1 else { return try body() }
+        unlock()
+        defer { lock() }
+        return try body()
+    }
 }

@@ -97,6 +97,12 @@ open class RVS_PersistentPrefs {
     /// Serializes the operations of this instance. Recursive, so that an observer may read or write
     /// the instance from inside a notification.
     let operationLock = OperationLock()
+    /// Serializes this instance's writes (and its deliveries of changes made elsewhere, and the switches that
+    /// change what they are told against) among themselves, across the whole write, while the operation lock
+    /// is released for an optimistic domain's `modify` (see ``perform(_:)``). Taken before the operation lock,
+    /// and only by a thread that does not hold that (see ``exclusively(_:)``). Recursive, for a `modify`
+    /// transform that misuses its instance on its own thread (which then fails).
+    let writeLock = OperationLock()
     // Every access to these is under `operationLock`, which the compiler cannot see; unchecked, so that a
     // read of an unchanged collection does not pay a dynamic exclusivity check for each.
     @exclusivity(unchecked) private var storageKey = ""
@@ -118,8 +124,9 @@ open class RVS_PersistentPrefs {
     /// The thread running this instance's `modify` transform, while it runs (0: none): anything that
     /// would use the instance's storage from that thread fails at once instead of waiting for itself.
     let transformThread = Atomic<UInt>(0)
-    /// Whether the running transform used the instance: it then fails. Guarded by `operationLock`.
-    var transformMisusedInstance = false
+    /// Whether the running transform used the instance: it then fails. Touched only by the thread in
+    /// `transformThread`, which may run it without the operation lock (an optimistic domain's `modify`).
+    let transformMisusedInstance = Atomic<Bool>(false)
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.
@@ -162,7 +169,8 @@ open class RVS_PersistentPrefs {
             defer { operationLock.unlock() }
             return storageKey
         }
-        set { locked { storageKey = newValue } }
+        // Exclusively: a write in progress keeps the storage key it started with until it is told.
+        set { exclusively { storageKey = newValue } }
     }
 
     /// The outcome of the most recent operation: `nil` after a success, else what went wrong.
@@ -251,7 +259,7 @@ open class RVS_PersistentPrefs {
         if isRunningOwnTransform {
             // Reached from inside this instance's `modify` transform, while the domain is locked: using the
             // suite would wait for itself. The transform fails instead (see `modify`).
-            transformMisusedInstance = true
+            transformMisusedInstance.store(true, ordering: .relaxed)
             return nil
         }
         if let givenSuite { return givenSuite }
@@ -387,7 +395,7 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: nil)
             return locked { read() }
         }
-        set { locked { perform(.replacement(newValue, repairing: .moveUnreadableAside)) } }
+        set { perform(.replacement(newValue, repairing: .moveUnreadableAside)) }
         _modify {
             operationLock.lock()
             defer { operationLock.unlock() }
@@ -413,7 +421,7 @@ open class RVS_PersistentPrefs {
             registerObservedAccess(toEntry: entry)
             return locked { read() }[entry]
         }
-        set { locked { perform(.entries([entry: newValue])) } }
+        set { perform(.entries([entry: newValue])) }
     }
 
     // MARK: Utilities
@@ -444,6 +452,20 @@ open class RVS_PersistentPrefs {
         operationLock.lock()
         defer { operationLock.unlock() }
         return try body()
+    }
+
+    /// Runs `body` under the operation lock, and, when this thread does not hold that lock already, under the
+    /// write lock taken first: a write (``perform(_:)``), the delivery of a change made elsewhere, or a switch
+    /// of what they are told against (``key``, ``watchesExternalChanges``), which must not run while another
+    /// thread's write waits for its domain without the operation lock. A thread holding the operation lock
+    /// (inside a handler, ``withoutNotifying(_:)``, or the `values` accessor's read-modify-write) never waits
+    /// for the write lock: its holder may be waiting for the operation lock to tell its write.
+    @discardableResult
+    func exclusively<Result>(_ body: () throws -> Result) rethrows -> Result {
+        if operationLock.isHeldByCurrentThread { return try locked(body) }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try locked(body)
     }
 
     /// Runs one operation: clears ``lastError`` and ``lastWarnings``, and records what `body` throws there.
@@ -488,7 +510,7 @@ open class RVS_PersistentPrefs {
     /// is honoured; refused from inside this instance's own `modify` transform.
     func suiteForOperation() throws(PrefsError) -> DefaultsSuite {
         if isRunningOwnTransform {
-            transformMisusedInstance = true
+            transformMisusedInstance.store(true, ordering: .relaxed)
             throw ModifyMisuse.error(storageKey: storageKey)
         }
         guard let suite = userDefaults else {
@@ -569,10 +591,21 @@ open class RVS_PersistentPrefs {
     /// ``CollectionWrite`` and comes here. It checks the names once, checks the write against the stored
     /// collection before the lock when a rejection found under it would come too late, lets the writable
     /// domain make it under its lock, and tells the result to observers.
+    ///
+    /// Over an ``OptimisticDomainStorage`` (etcd), the operation lock is released while the domain's `modify`
+    /// runs (its round trips, its retries and the transform), so that the instance's reads on other threads do
+    /// not wait for them (SPEC §10); the write lock, held throughout, keeps the instance's writes and
+    /// deliveries in order, each told before the next starts. Not when this thread held the operation lock
+    /// before (a write from a handler, inside ``withoutNotifying(_:)``, or through the `values` accessor's
+    /// read-modify-write): the enclosing operation promised to be one. A domain that locks for its transform
+    /// (a file) keeps the operation lock held: its readers wait for the transform anyway, and a transform that
+    /// misuses its instance must find the lock its own (so that it fails instead of waiting for a reader
+    /// that waits for the domain's lock).
     /// - Returns: Whether the write succeeded; ``lastError`` says why not.
     @discardableResult
     func perform(_ write: CollectionWrite) -> Bool {
-        locked {
+        let outermost = !operationLock.isHeldByCurrentThread
+        return exclusively {
             // Before the write: who is told of it, and the collection before it.
             let notification = prepareNotification(of: write)
             var announced: Set<Int> = []
@@ -612,7 +645,16 @@ open class RVS_PersistentPrefs {
                     try prepareSchema(of: collection, writing: true, repair: write.repair)
                 }
                 announced = announce(write, notification)
-                try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: type(of: self).schemaVersion)
+                let schemaVersion = type(of: self).schemaVersion
+                if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {
+                    // Nothing the operation lock guards is touched until it is taken again: the commit uses the
+                    // collection, the write and their checks, all this call's own.
+                    try operationLock.whileReleased { () throws(PrefsError) in
+                        try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion)
+                    }
+                } else {
+                    try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion)
+                }
                 return true
             }
             // After a successful write: tell it.

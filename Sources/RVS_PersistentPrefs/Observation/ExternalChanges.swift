@@ -45,7 +45,9 @@ extension RVS_PersistentPrefs {
         set {
             // Both under the operation lock, so that concurrent switches end in the last one's state. (The
             // watch thread never takes it, so stopping, which may wait for that thread, cannot deadlock.)
-            locked {
+            // Exclusively: not while a write of another thread waits for its domain, which was told whether
+            // the instance watches when it started.
+            exclusively {
                 if newValue {
                     swiftObservation.noteWatchingTurnedOn(onMainActor: HandlerIsolation.isOnMainQueue)
                     externalChanges.start(for: self)
@@ -84,7 +86,9 @@ extension RVS_PersistentPrefs {
     /// Called on a delivery thread when a watched domain may have changed: compares the stored collection
     /// with what the instance's observers were last told and, if it differs, tells exactly that change.
     func deliverExternalChange() {
-        locked {
+        // Exclusively: after a write in progress is told (its domain's round trips run without the operation
+        // lock over etcd), never in the middle of it, so that the change is not told twice.
+        exclusively {
             // Only the search that finds the change: a handler's own reads are answered as always.
             guard let (current, snapshot) = foundForWatching(deliveringChange: true) else { return }
             guard let previous = externalChanges.replaceLastTold(with: current) else { return }

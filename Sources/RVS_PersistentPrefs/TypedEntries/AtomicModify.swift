@@ -27,9 +27,12 @@ extension RVS_PersistentPrefs {
     ///
     /// On a domain file, `transform` runs once, while the domain is locked against every other writer, and
     /// while readers of the domain in this process wait: keep it short. On a backend that retries on
-    /// conflict instead of locking (an etcd domain, `PrefsEtcd`), it runs once per attempt: again when
-    /// another writer changed the domain first, so it may run more than once, while the change is applied
-    /// exactly once; keep it free of side effects. It must not use this instance (read it, write it,
+    /// conflict instead of locking (an etcd domain, `PrefsEtcd`, an ``OptimisticDomainStorage``), it runs once
+    /// per attempt: again when another writer changed the domain first, or when an attempt's outcome could not
+    /// be seen, so it may run more than once, while the change is applied exactly once; keep it free of side
+    /// effects. There the instance holds no lock while the `modify` waits for the cluster: the instance's
+    /// reads on other threads go on meanwhile, each within its own timeout, and its other writes wait for
+    /// this one. It must not use this instance (read it, write it,
     /// call `modify` again, or reach its ``userDefaults``, unless a subclass overrides it): that would
     /// wait for itself, so it fails at once instead, the `modify` writes nothing, and ``lastError`` is
     /// ``PrefsError/unknownError(error:)`` saying so. Do not use other instances over the same domain inside it either. If it throws, nothing
@@ -46,24 +49,22 @@ extension RVS_PersistentPrefs {
         var thrown: Failure?
         var result: PropertyListValue?
         let succeeded = withoutActuallyEscaping(transform) { transform in
-            locked {
-                perform(.transforming(entry) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
-                    let new: Any?
-                    do throws(Failure) {
-                        new = try transform(stored?.nativeValue)
-                    } catch {
-                        thrown = error
-                        throw .unknownError(error: error)
-                    }
-                    guard let new else {
-                        result = nil
-                        return nil
-                    }
-                    guard let converted = PropertyListValue(new) else { throw .valuesNotPlistCompatible(invalidElements: [entry]) }
-                    result = converted
-                    return converted
-                })
-            }
+            perform(.transforming(entry) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                let new: Any?
+                do throws(Failure) {
+                    new = try transform(stored?.nativeValue)
+                } catch {
+                    thrown = error
+                    throw .unknownError(error: error)
+                }
+                guard let new else {
+                    result = nil
+                    return nil
+                }
+                guard let converted = PropertyListValue(new) else { throw .valuesNotPlistCompatible(invalidElements: [entry]) }
+                result = converted
+                return converted
+            })
         }
         if let thrown { throw thrown }
         return succeeded ? result?.nativeValue : nil
@@ -90,8 +91,10 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     ///
     /// On a domain file, `transform` runs once, while the domain is locked against every other writer and
     /// readers of the domain in this process wait: keep it short. On a backend that retries on conflict
-    /// instead of locking (an etcd domain, `PrefsEtcd`), it runs once per attempt, so it may run more than
-    /// once, while the change is applied exactly once; keep it free of side effects. Using this instance inside it (reading or writing it,
+    /// instead of locking (an etcd domain, `PrefsEtcd`, an ``OptimisticDomainStorage``), it runs once per attempt,
+    /// so it may run more than once, while the change is applied exactly once; keep it free of side effects.
+    /// There the instance holds no lock while the `modify` waits for the cluster: its reads on other threads go
+    /// on meanwhile, each within its own timeout, and its other writes wait for this one. Using this instance inside it (reading or writing it,
     /// another `modify`, its `userDefaults` unless a subclass overrides it) fails at once, and the `modify` then writes nothing and sets
     /// `lastError` to ``PrefsError/unknownError(error:)`` saying why; do not use other instances over the
     /// same domain inside it either. If it throws, nothing is written, the error is rethrown, and
@@ -110,26 +113,24 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
         var thrown: Failure?
         var result: Value?
         let succeeded = withoutActuallyEscaping(transform) { transform in
-            locked {
-                perform(.transforming(entry.definition) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
-                    var value = entry.defaultValue
-                    if let stored, let decoded = try? entry.coding.decode(stored) { value = decoded }
-                    do throws(Failure) {
-                        try transform(&value)
-                    } catch {
-                        thrown = error
-                        throw .unknownError(error: error)
-                    }
-                    let encoded: PropertyListValue?
-                    do {
-                        encoded = try entry.coding.encode(value)
-                    } catch {
-                        throw .valuesNotPlistCompatible(invalidElements: [name])
-                    }
-                    result = value
-                    return encoded
-                })
-            }
+            perform(.transforming(entry.definition) { (stored: PropertyListValue?) throws(PrefsError) -> PropertyListValue? in
+                var value = entry.defaultValue
+                if let stored, let decoded = try? entry.coding.decode(stored) { value = decoded }
+                do throws(Failure) {
+                    try transform(&value)
+                } catch {
+                    thrown = error
+                    throw .unknownError(error: error)
+                }
+                let encoded: PropertyListValue?
+                do {
+                    encoded = try entry.coding.encode(value)
+                } catch {
+                    throw .valuesNotPlistCompatible(invalidElements: [name])
+                }
+                result = value
+                return encoded
+            })
         }
         if let thrown { throw thrown }
         return succeeded ? result : nil
@@ -186,17 +187,24 @@ extension RVS_PersistentPrefs {
         var guarded = write
         let storageKey = key
         guarded.change = .edit(CollectionWrite.Edit(apply: { [self] (entries: inout [String: PropertyListValue]) throws(PrefsError) -> Bool in
-            transformMisusedInstance = false
-            transformThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+            // Claimed, not stored: over an optimistic domain the transform runs without the operation lock, and
+            // a write made meanwhile by a thread holding that lock (from a handler) may run its own transform
+            // at the same time. Only the thread that claimed the slot marks and checks a misuse; the other's
+            // misuse goes unnoticed, which over such a domain (no lock held by the transform) waits for nothing.
+            let claimed = transformThread.compareExchange(
+                expected: 0, desired: UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed
+            ).exchanged
+            if claimed { transformMisusedInstance.store(false, ordering: .relaxed) }
             let removesOnly: Bool
             do throws(PrefsError) {
                 removesOnly = try edit.apply(&entries)
             } catch {
-                transformThread.store(0, ordering: .relaxed)
+                if claimed { transformThread.store(0, ordering: .relaxed) }
                 throw error
             }
+            guard claimed else { return removesOnly }
             transformThread.store(0, ordering: .relaxed)
-            if transformMisusedInstance { throw ModifyMisuse.error(storageKey: storageKey) }
+            if transformMisusedInstance.load(ordering: .relaxed) { throw ModifyMisuse.error(storageKey: storageKey) }
             return removesOnly
         }, isRepeatable: false))
         return guarded

@@ -145,12 +145,12 @@ extension RVS_PersistentPrefs {
     /// ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the entry, and nothing is written.
     @usableFromInline
     func writeEntry<Value>(_ entry: Entry<Value>, _ value: Value) {
-        locked {
-            do {
-                storeEntry(entry, try entry.coding.encode(value))
-            } catch {
-                storeEntry(entry, nil, encodable: false)
-            }
+        // Not under the operation lock: the write takes it itself, and releases it for an optimistic domain's
+        // round trips only when this thread held it not before (see `perform`).
+        do {
+            storeEntry(entry, try entry.coding.encode(value))
+        } catch {
+            storeEntry(entry, nil, encodable: false)
         }
     }
 

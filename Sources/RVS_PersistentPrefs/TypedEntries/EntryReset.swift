@@ -17,7 +17,7 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// - Parameter entry: The key path of the entry's projected value: `\.$appearance` for `@Entry(…) var appearance`.
     public func reset<Value>(_ entry: KeyPath<Self, RVS_PersistentPrefs.Entry<Value>>) {
         let entry = self[keyPath: entry]
-        locked { _ = storeEntry(entry, nil) }
+        storeEntry(entry, nil)
     }
 
     /// Whether a typed entry reads as its default: absent, stored equal to the default, or stored in a form
