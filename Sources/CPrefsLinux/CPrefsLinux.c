@@ -34,12 +34,6 @@ void cprefs_read_scope_note_taken(uintptr_t engine) {
     if (read_scope_depth > 0) read_scope_taken = engine;
 }
 
-static _Thread_local unsigned change_delivery_depth;
-
-void cprefs_change_delivery_begin(void) { change_delivery_depth++; }
-void cprefs_change_delivery_end(void) { if (change_delivery_depth > 0) change_delivery_depth--; }
-int cprefs_change_delivery_active(void) { return change_delivery_depth > 0; }
-
 int cprefs_wake_descriptor(void) {
     return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }

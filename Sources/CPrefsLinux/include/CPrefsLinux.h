@@ -23,12 +23,6 @@ int cprefs_read_scope_has_taken(uintptr_t engine);
 /// Records that the current scope (if any) has taken the pending events of `engine`.
 void cprefs_read_scope_note_taken(uintptr_t engine);
 
-/// A read that tells observers of a change a domain's watch reported (see ChangeDeliveryRead.swift): a
-/// thread-local depth.
-void cprefs_change_delivery_begin(void);
-void cprefs_change_delivery_end(void);
-int cprefs_change_delivery_active(void);
-
 /// A lock in one 32-bit word that makes no system call unless contended (0 free, 1 held, 2 held with
 /// waiters, the futex mutex of Drepper's "Futexes Are Tricky"). Out of line, so that a thread sanitizer
 /// sees its atomics. `word` must stay at one address while the lock is used.

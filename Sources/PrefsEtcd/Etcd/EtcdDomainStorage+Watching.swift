@@ -8,38 +8,35 @@ extension EtcdDomainStorage {
     /// the domain is read again and `onChange` told. The events also keep this object's cached state current,
     /// so the next read transfers nothing.
     public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        watchChanges(handingOver: { _ in onChange() })
+    }
+
+    /// ``watchChanges(_:)``, handing over the domain's snapshot after each change: the one the watch's event
+    /// carried (decoded once, and kept as this object's cached state, which never goes back to an earlier
+    /// revision), so that the caller tells the change with no round trip. `nil` when the value there does not
+    /// read (the caller's read then reports why).
+    public func watchChanges(handingOver onChange: @escaping @Sendable (DomainSnapshot?) -> Void) -> (any DomainChangeWatch)? {
         let start = startRevision()
-        let id = state.withLock { state in
-            state.changeWatchesMade += 1
-            return state.changeWatchesMade
-        }
-        let cancelled = EtcdChangeWatch.Cancellation()
         let stream = EtcdWatchStream(
             client: client, key: keyBytes, startRevision: start, timeout: timeout,
             onEvents: { [weak self] events in
-                self?.absorb(events)
-                onChange()
+                guard let self else { return onChange(nil) }
+                absorb(events)
+                onChange(cachedSnapshot)
             },
             onCompacted: { [weak self] in
                 let resume = self?.resumeAfterCompaction() ?? 0
-                onChange()
+                onChange(self?.cachedSnapshot)
                 return resume
-            },
-            onLive: { [weak self] live in
-                self?.state.withLock { state in
-                    // A watch cancelled meanwhile counts no more, even if its thread established it once more.
-                    if live && !cancelled.isSet {
-                        state.liveChangeWatches.insert(id)
-                    } else {
-                        state.liveChangeWatches.remove(id)
-                    }
-                }
             })
-        return EtcdChangeWatch(stream) { [weak self] in
-            self?.state.withLock { state in
-                cancelled.set()
-                state.liveChangeWatches.remove(id)
-            }
+        return EtcdChangeWatch(stream)
+    }
+
+    /// What the cached state holds, when it reads.
+    private var cachedSnapshot: DomainSnapshot? {
+        state.withLock { state in
+            guard case .success(let snapshot)? = state.cached?.result else { return nil }
+            return snapshot
         }
     }
 

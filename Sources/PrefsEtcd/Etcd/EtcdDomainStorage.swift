@@ -50,6 +50,7 @@ import Synchronization
 /// - ``snapshot()``
 /// - ``modify(repairing:_:)``
 /// - ``watchChanges(_:)``
+/// - ``watchChanges(handingOver:)``
 /// - ``isKnownToExist``
 /// - ``generation``
 public final class EtcdDomainStorage: OptimisticDomainStorage {
@@ -95,10 +96,6 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
         /// compare-and-swap that succeeded or failed. ``ReadMode/watched`` serves the copy only within
         /// ``watchedReadBound`` of it.
         var confirmedAt: ContinuousClock.Instant?
-        /// The change watches (see ``watchChanges(_:)``) established now: while one is, every change reaches
-        /// `cached` within the watch delay, so the read of a change delivery may be served from it.
-        var liveChangeWatches: Set<Int> = []
-        var changeWatchesMade = 0
     }
     let state = PrefsMutex(State())
 
@@ -172,12 +169,6 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
     ///   agreement within ``timeout``; ``/RVS_PersistentPrefs/PrefsError/domainUnreadable(path:reason:)`` when the value is not a
     ///   property list whose root is a dictionary.
     public func snapshot() throws(PrefsError) -> DomainSnapshot {
-        // The read that tells observers of a change a watch reported (see `ChangeDeliveryRead`): the watch
-        // applied that change to the cache before it reported it, so no round trip is needed to find it.
-        if ChangeDeliveryRead.isActive {
-            let served = state.withLock { state in state.liveChangeWatches.isEmpty ? nil : state.cached?.result }
-            if let served { return try served.get() }
-        }
         if readMode == .watched {
             let now = ContinuousClock.now
             let served = state.withLock { state -> Result<DomainSnapshot, PrefsError>? in

@@ -72,6 +72,16 @@ public protocol DomainStorage: AnyObject, Sendable {
     ///
     /// Start the watch before reading the state it is compared with, so that no change falls in between.
     func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)?
+
+    /// ``watchChanges(_:)``, telling `onChange` also what the domain holds after the change when the backend
+    /// has it without a read (an etcd watch's event carries the new value), or `nil` when the caller must read.
+    ///
+    /// A caller that watches several domains (a watching instance, one per source of its search list) then
+    /// reads again only the domain whose watch fired, and with a snapshot handed over, none: it tells the
+    /// change with no round trip. A snapshot handed over must be what ``snapshot()`` would return at that
+    /// moment or later, never older than one handed over before. The default implementation calls
+    /// ``watchChanges(_:)`` and hands over nothing.
+    func watchChanges(handingOver onChange: @escaping @Sendable (DomainSnapshot?) -> Void) -> (any DomainChangeWatch)?
 }
 
 extension DomainStorage {
@@ -83,5 +93,10 @@ extension DomainStorage {
 
     /// The backend cannot tell of changes made elsewhere: `nil`.
     public func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { nil }
+
+    /// ``watchChanges(_:)``, handing over no snapshot: the caller reads the domain.
+    public func watchChanges(handingOver onChange: @escaping @Sendable (DomainSnapshot?) -> Void) -> (any DomainChangeWatch)? {
+        watchChanges { onChange(nil) }
+    }
 }
 

@@ -407,6 +407,18 @@ public final class DefaultsSuite: Sendable {
         }
     }
 
+    /// Searches as ``find(_:collection:problems:)`` does, with the snapshot of each source (by its index in
+    /// ``sources``) taken from `read` instead of from the source: what the delivery of a change made elsewhere
+    /// does, reading again only the source whose watch fired (or using the snapshot its watch handed over) and
+    /// what it read of the others before. Keeps nothing and starts no watch.
+    package func find(_ key: String, collection: Bool, problems: inout [PrefsError],
+                      reading read: @escaping (Int) throws(PrefsError) -> DomainSnapshot) throws(PrefsError) -> Found? {
+        try ReadScope.reading { () throws(PrefsError) -> Found? in
+            var consulted: UInt64 = 0
+            return try search(key, collection: collection, problems: &problems, consulted: &consulted, reading: read)
+        }
+    }
+
     /// Starts the watches of the domains that can vouch, at the suite's third read: a process that reads once
     /// (a command-line tool: an instance's creation reads, then its one read) pays for no watch, and no
     /// inotify instance, it would never use. The reads before validate every domain by its file (nothing
@@ -486,12 +498,13 @@ public final class DefaultsSuite: Sendable {
     }
 
     /// - Parameter consulted: Gets the bit of each source (by index) whose snapshot the search took.
-    private func search(_ key: String, collection: Bool, problems: inout [PrefsError],
-                        consulted: inout UInt64) throws(PrefsError) -> Found? {
+    /// - Parameter read: Where the snapshot of a source (by index) comes from; `nil`: the source itself.
+    private func search(_ key: String, collection: Bool, problems: inout [PrefsError], consulted: inout UInt64,
+                        reading read: ((Int) throws(PrefsError) -> DomainSnapshot)? = nil) throws(PrefsError) -> Found? {
         guard entryByEntry else {
             for (index, source) in sources.enumerated() {
                 consulted |= 1 << UInt64(index)
-                let snapshot = try source.storage.snapshot()
+                let snapshot = try Self.snapshot(of: source, index, read)
                 if let value = snapshot.contents[key] { return Found(value: value, domain: source.role, snapshot: snapshot) }
             }
             return nil
@@ -508,12 +521,12 @@ public final class DefaultsSuite: Sendable {
             if combination == .wholeValue {
                 guard wholeIndex < 0 else { continue }
                 consulted |= 1 << UInt64(index)
-                let snapshot = try sources[index].storage.snapshot()
+                let snapshot = try Self.snapshot(of: sources[index], index, read)
                 if let value = snapshot.contents[key] { (wholeIndex, wholeValue, wholeSnapshot) = (index, value, snapshot) }
                 continue
             }
             consulted |= 1 << UInt64(index)
-            guard let snapshot = Self.administratorSnapshot(sources[index], problems: &problems),
+            guard let snapshot = Self.administratorSnapshot(sources[index], index, read, problems: &problems),
                   let value = snapshot.contents[key] else { continue }
             if collection, value.dictionaryValue == nil {
                 problems.append(.administratorFileIgnored(
@@ -533,12 +546,26 @@ public final class DefaultsSuite: Sendable {
     /// The snapshot of a managed or system domain, or `nil` (with the reason in `problems`) when it
     /// cannot be used.
     private static func administratorSnapshot(_ source: SearchSource, problems: inout [PrefsError]) -> DomainSnapshot? {
+        administratorSnapshot(source, 0, nil, problems: &problems)
+    }
+
+    /// ``administratorSnapshot(_:problems:)``, taken from `read` (by the source's `index`) when given.
+    private static func administratorSnapshot(_ source: SearchSource, _ index: Int, _ read: ((Int) throws(PrefsError) -> DomainSnapshot)?,
+                                              problems: inout [PrefsError]) -> DomainSnapshot? {
         do {
-            return try source.storage.snapshot()
+            return try snapshot(of: source, index, read)
         } catch {
             problems.append(error)
             return nil
         }
+    }
+
+    /// The snapshot of `source`, the search's `index`th: from `read` when given, else from the source.
+    @inline(__always)
+    private static func snapshot(of source: SearchSource, _ index: Int,
+                                 _ read: ((Int) throws(PrefsError) -> DomainSnapshot)?) throws(PrefsError) -> DomainSnapshot {
+        if let read { return try read(index) }
+        return try source.storage.snapshot()
     }
 
     /// Refuses a write when the suite has no writable domain (see ``NoDirectoryDomainStorage``), before

@@ -60,25 +60,37 @@ extension RVS_PersistentPrefs {
 
     /// The collection as stored now, through the search list, leaving ``lastError`` as it was; `nil` when
     /// it cannot be read. Kept as property-list values: no conversion to native values and back.
-    /// - Parameter deliveringChange: Whether this is the read of a change delivery (see `ChangeDeliveryRead`):
-    ///   then only the search itself is, not the `userDefaults` and `key` accessors, whose overrides may read
-    ///   other instances and must be answered as any read is.
-    func currentCollectionForWatching(deliveringChange: Bool = false) -> [String: PropertyListValue]? {
-        foundForWatching(deliveringChange: deliveringChange)?.collection
+    ///
+    /// A delivery (`deliveringChange`) of the suite whose sources are watched reads again only the sources
+    /// whose watches fired since the last delivery, using the snapshot a watch handed over when it did (an etcd
+    /// watch's event: no round trip), and what it read of the others before (see ``ExternalChanges/plan(for:fresh:)``).
+    /// Only the search itself is served so: the `userDefaults` and `key` accessors, whose overrides may read
+    /// other instances, and the handlers' own reads are answered as any read is.
+    /// - Parameter recording: At the start of watching: every source is read, and what was read recorded.
+    func currentCollectionForWatching(deliveringChange: Bool = false, recording: Bool = false) -> [String: PropertyListValue]? {
+        foundForWatching(deliveringChange: deliveringChange, recording: recording)?.collection
     }
 
-    /// ``currentCollectionForWatching(deliveringChange:)``, with the snapshot the search found it in (`nil` for
-    /// none, or a value built from several domains).
-    private func foundForWatching(deliveringChange: Bool) -> (collection: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
+    /// ``currentCollectionForWatching(deliveringChange:recording:)``, with the snapshot the search found it in
+    /// (`nil` for none, or a value built from several domains).
+    private func foundForWatching(deliveringChange: Bool, recording: Bool = false) -> (collection: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
         guard let suite = try? suiteForOperation() else { return nil }
         let storageKey = key
+        let plan = deliveringChange || recording ? externalChanges.plan(for: suite, fresh: recording) : nil
         do throws(PrefsError) {
-            let found = deliveringChange
-                ? try ChangeDeliveryRead.reading { () throws(PrefsError) in try suite.find(storageKey) }
-                : try suite.find(storageKey)
+            let found: DefaultsSuite.Found?
+            if let plan {
+                var ignored: [PrefsError] = []
+                found = try suite.find(storageKey, collection: false, problems: &ignored, reading: plan.snapshot(of:))
+                externalChanges.remember(plan.read, of: suite)
+            } else {
+                found = try suite.find(storageKey)
+            }
             guard let found else { return ([:], nil) }
             return (found.value.dictionaryValue ?? [:], found.snapshot)
         } catch {
+            // What it read is not recorded: the next delivery reads every source.
+            if plan != nil { externalChanges.forgetReads() }
             return nil
         }
     }
@@ -115,6 +127,94 @@ final class ExternalChanges: Sendable {
         var deliveryHook: (@Sendable () -> Void)?
         /// The instance, for the delivery thread; set when watching starts.
         var owner: InstanceReference?
+        /// What deliveries know of the watched suite's sources.
+        var reads: SourceReads?
+    }
+
+    /// What the deliveries of one watched suite know of its sources (by index in its `sources`), so that a
+    /// delivery reads again only what changed (SPEC §10, "A delivery reads what changed").
+    struct SourceReads {
+        let suite: DefaultsSuite
+        /// The sources whose watches tell of their changes; the others are read by every delivery, unless their
+        /// generation shows them unchanged.
+        let watched: Set<Int>
+        /// The snapshot of each source that the last read found (and, for a source with no watch, the
+        /// generation it reported before that read).
+        var known: [Int: (snapshot: DomainSnapshot, generation: UInt64?)] = [:]
+        /// The snapshots watches handed over since, and the sources whose watches fired without one.
+        var handedOver: [Int: DomainSnapshot] = [:]
+        var changed: Set<Int> = []
+    }
+
+    /// How one delivery's search takes each source's snapshot.
+    final class DeliveryPlan {
+        private let suite: DefaultsSuite
+        private let usable: [Int: DomainSnapshot]
+        private let watched: Set<Int>
+        private let generations: [Int: UInt64]
+        /// What the search took, by source: recorded for the next delivery.
+        private(set) var read: [Int: (snapshot: DomainSnapshot, generation: UInt64?)] = [:]
+
+        init(suite: DefaultsSuite, usable: [Int: DomainSnapshot], watched: Set<Int>, generations: [Int: UInt64]) {
+            (self.suite, self.usable, self.watched, self.generations) = (suite, usable, watched, generations)
+        }
+
+        /// The snapshot of source `index`: one known unchanged (its watch did not fire, or it reports the
+        /// generation it reported before the read that found it), the one its watch handed over, or a read.
+        func snapshot(of index: Int) throws(PrefsError) -> DomainSnapshot {
+            let storage = suite.sources[index].storage
+            if let snapshot = usable[index] {
+                read[index] = (snapshot, watched.contains(index) ? nil : generations[index])
+                return snapshot
+            }
+            // Invariant F5: evidence before the read (the generation, for a source no watch tells of).
+            let generation = watched.contains(index) ? nil : storage.generation
+            let snapshot = try storage.snapshot()
+            read[index] = (snapshot, generation)
+            return snapshot
+        }
+    }
+
+    /// The plan of a delivery's read of `suite` (or of the first read when watching starts, `fresh`: every
+    /// source read): what changed since the last delivery is taken, so that a change told later schedules
+    /// another. `nil` when `suite` is not the one watched (an override of `userDefaults` that changed): the
+    /// delivery then searches as any read does.
+    func plan(for suite: DefaultsSuite, fresh: Bool) -> DeliveryPlan? {
+        let taken = state.withLock { state -> SourceReads? in
+            guard let reads = state.reads, reads.suite === suite else { return nil }
+            state.reads?.handedOver = [:]
+            state.reads?.changed = []
+            return reads
+        }
+        guard let reads = taken else { return nil }
+        var usable: [Int: DomainSnapshot] = [:]
+        var generations: [Int: UInt64] = [:]
+        if !fresh {
+            // Outside the state's lock, which is a leaf: a file domain's generation takes its engine's events.
+            for (index, known) in reads.known where !reads.changed.contains(index) {
+                if reads.watched.contains(index) {
+                    usable[index] = known.snapshot
+                } else if let generation = known.generation, suite.sources[index].storage.generation == generation {
+                    usable[index] = known.snapshot
+                    generations[index] = generation
+                }
+            }
+            usable.merge(reads.handedOver) { _, handed in handed }
+        }
+        return DeliveryPlan(suite: suite, usable: usable, watched: reads.watched, generations: generations)
+    }
+
+    /// Records what a delivery's search took of `suite`'s sources, for the next.
+    func remember(_ read: [Int: (snapshot: DomainSnapshot, generation: UInt64?)], of suite: DefaultsSuite) {
+        state.withLock { state in
+            guard state.reads?.suite === suite else { return }
+            state.reads?.known.merge(read) { _, new in new }
+        }
+    }
+
+    /// Forgets what deliveries read: the next reads every source (after a read that failed).
+    func forgetReads() {
+        state.withLock { state in state.reads?.known = [:] }
     }
 
     private let state = PrefsMutex(State())
@@ -141,10 +241,19 @@ final class ExternalChanges: Sendable {
     /// in place before the collection is read, so no change falls in between.
     func start(for owner: RVS_PersistentPrefs) {
         guard !isWatching, let suite = try? owner.suiteForOperation() else { return }
-        let made = suite.sources.compactMap { source in
-            source.storage.watchChanges { [weak self] in self?.scheduleDelivery() }
+        var made: [any DomainChangeWatch] = []
+        var watched = Set<Int>()
+        for (index, source) in suite.sources.enumerated() {
+            guard let watch = source.storage.watchChanges(handingOver: { [weak self] snapshot in
+                self?.scheduleDelivery(source: index, handingOver: snapshot)
+            }) else { continue }
+            made.append(watch)
+            watched.insert(index)
         }
-        let seen = owner.currentCollectionForWatching()
+        state.withLock { state in
+            state.reads = SourceReads(suite: suite, watched: watched)
+        }
+        let seen = owner.currentCollectionForWatching(recording: true)
         state.withLock { state in
             state.owner = InstanceReference(owner)
             state.watches = made
@@ -156,7 +265,7 @@ final class ExternalChanges: Sendable {
     /// Stops watching; idempotent. May be called from a handler.
     func stop() {
         let stopped = state.withLock { state -> [any DomainChangeWatch] in
-            defer { state.watches = []; state.active = false; state.lastTold = nil }
+            defer { state.watches = []; state.active = false; state.lastTold = nil; state.reads = nil }
             return state.watches
         }
         for watch in stopped { watch.cancel() }
@@ -186,9 +295,17 @@ final class ExternalChanges: Sendable {
         }
     }
 
-    /// Called on the watch thread: one delivery is queued for any number of events until it starts.
-    private func scheduleDelivery() {
+    /// Called on the watch thread of source `index`: notes what changed (the snapshot its watch handed over,
+    /// else that it must be read again); one delivery is queued for any number of events until it starts.
+    private func scheduleDelivery(source index: Int, handingOver snapshot: DomainSnapshot?) {
         let schedule = state.withLock { state -> Bool in
+            if let snapshot {
+                state.reads?.handedOver[index] = snapshot
+                state.reads?.changed.remove(index)
+            } else {
+                state.reads?.handedOver[index] = nil
+                state.reads?.changed.insert(index)
+            }
             guard state.active, !state.deliveryScheduled else { return false }
             state.deliveryScheduled = true
             return true
