@@ -61,6 +61,7 @@ package final class WatchEngine: ReadFreshness {
         var closingOnThread: [UInt64: WatchRunner] = [:]
         #if DEBUG
         var failsThreadCreation = false
+        var everyPathWoken = 0
         #endif
     }
 
@@ -88,9 +89,9 @@ package final class WatchEngine: ReadFreshness {
     nonisolated(unsafe) private let mountCheck = UnsafeMutablePointer<cprefs_mount_check>.allocate(capacity: 1)
 
     #if DEBUG
-    /// For tests: how many changes of the mount table the engine applied (each wakes every watcher), counted
-    /// before any watcher is called, so that a test can tell a wake-up it caused from one a mount made.
-    package let mountChangesApplied = Atomic<Int>(0)
+    /// For tests: how many times the engine woke every watcher (a change of the mount table, an overflow of the
+    /// event queue), counted before any watcher is called, so that a test can tell a wake-up it caused from those.
+    package var everyPathWoken: Int { state.withLock { $0.everyPathWoken } }
 
     /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
     package var threadCreationFails: Bool {
@@ -158,9 +159,6 @@ package final class WatchEngine: ReadFreshness {
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         cprefs_clear_mount_change(mountCheck)
-        #if DEBUG
-        mountChangesApplied.add(1, ordering: .releasing)
-        #endif
         // Invariant F2: every event moves a generation (a change of the mount table moves them all).
         Self.everythingMayHaveChanged(&state, inotify: runner.inotify)
     }
@@ -408,6 +406,9 @@ package final class WatchEngine: ReadFreshness {
 
     /// Every watched file may have changed, and every path may lead elsewhere: each is resolved afresh.
     private static func everythingMayHaveChanged(_ state: inout State, inotify: Int32) {
+        #if DEBUG
+        state.everyPathWoken += 1
+        #endif
         state.paths.forgetPlaced()
         for path in state.subscriptions.files.keys.sorted() {
             resolve(path, &state, inotify: inotify)
