@@ -174,6 +174,14 @@ package final class WatchEngine: ReadFreshness {
             // also polls the subscriptions made while there was none.
             if state.runner == nil { startRunner(&state) }
             let path = directory == "/" ? "/" + fileName : directory + "/" + fileName
+            // Events queued before a new path is added concern only the paths there were: applied first, so that
+            // a directory on this path made a moment ago (its creation still queued in a watched ancestor, the
+            // watch thread not having run yet on a busy machine) is not told to this subscription as a change.
+            if state.subscriptions.files[path] == nil, let runner = state.runner, runner.inotify >= 0,
+               (try? system.pendingEventBytes(runner.inotify)).map({ $0 > 0 }) ?? false {
+                drain(&state, runner)
+                if !state.subscriptions.dirty.isEmpty, runner.wake >= 0 { system.wake(runner.wake) }
+            }
             let subscription = WatchSubscription(id: state.subscriptions.makeID(), filePath: path, fallback: fallback,
                                                  pollingInterval: pollingInterval, handler: handler)
             // Taken out of the table while changed, so that its set of subscribers is changed in place, not copied.
