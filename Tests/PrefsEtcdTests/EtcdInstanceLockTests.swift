@@ -74,9 +74,9 @@ struct EtcdInstanceLockTests {
         let outcome = try #require(written.current)
         #expect(outcome.error == nil, "\(outcome.error ?? "")")
         #expect(outcome.value == 1)
-        // The transform ran again for the retry (SPEC §10: it may run more than once) ...
-        #expect(transformRuns.withLock { $0 } >= 2)
-        // ... and the change was applied once: the stopped member, once continued, may still handle the first
+        // The transform may have run again for a retry (SPEC §10: it may run more than once), or the first attempt
+        // may have been answered once the member continued (on a loaded machine its attempt can outlast the pause):
+        // either way the change was applied once: the stopped member, once continued, may still handle the first
         // attempt's request, which compares with a revision the retry moved past.
         let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: (stopped + 1) % cluster.members.count), name: name)
         #expect(try other.snapshot().contents["counter"] == .dictionary(["count": .integer(1), "other": .integer(7)]))
