@@ -47,7 +47,17 @@ package final class EtcdCluster: Sendable {
     package let tls: TLSFiles?
 
     package let members: [Member]
-    private let directory = TemporaryDirectory()
+    /// The members' data and logs. In memory where the machine has a `tmpfs` at /dev/shm: every raft commit is
+    /// an `fsync` of the member's log, which on a disk made a cluster under a test's steady writes spend most of
+    /// its time waiting for the disk, and restarted members long in catching up. What the tests kill is a
+    /// process, never the machine, so what a member wrote survives in memory as it would on disk.
+    private let directory = EtcdCluster.memoryBacked.map { TemporaryDirectory(under: $0) } ?? TemporaryDirectory()
+
+    private static let memoryBacked: String? = {
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        let isMemory = mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().prefix(2) == ["/dev/shm", "tmpfs"] }
+        return isMemory && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : nil
+    }()
     private let processes = Mutex<[Int: Process]>([:])
     private let reaper = Mutex<Process?>(nil)
     private let extraArguments: [String]

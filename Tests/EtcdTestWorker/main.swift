@@ -9,7 +9,10 @@
 //       modify increments of the entry `count` (with that timeout) until standard input says "stop" or ends;
 //       prints "ack N" after every 20th acknowledged increment, "failed unknown" or "failed unchanged" for each
 //       failure (outcomeUnknown, or any other error: nothing was changed), and at the end
-//       "tally ACKNOWLEDGED UNKNOWN UNCHANGED", then the first message of each kind of failure.
+//       "tally ACKNOWLEDGED UNKNOWN UNCHANGED", then the first message of each kind of failure. Between two
+//       increments it rests 5 ms: a few hundred a second keep increments in flight at every instant of a fault,
+//       where a loop flat out made the cluster's log grow by tens of thousands of entries a round, and members
+//       restarted after a fault took most of the test catching up.
 //   EtcdTestWorker write-entries ENDPOINTS NAME STORAGE_KEY WORKER WORKERS COUNT
 //       COUNT subscript writes of entries wWORKER-0 … wWORKER-(COUNT-1) = index, each retried (up to 5 times) when
 //       it failed with storageUnreachable, which changed nothing; prints "ok".
@@ -102,6 +105,7 @@ case "tally-increments":
     var (acknowledged, unknown, unchanged) = (0, 0, 0)
     var examples: [String: String] = [:]
     while !stopped.load(ordering: .acquiring) {
+        usleep(5_000)
         prefs.modify("count") { ($0 as? Int ?? 0) + 1 }
         switch prefs.lastError {
         case nil:

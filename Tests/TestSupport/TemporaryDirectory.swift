@@ -5,8 +5,13 @@ import Glibc
 package final class TemporaryDirectory: @unchecked Sendable {
     package let path: String
 
-    package init() {
-        var template = Array(((NSTemporaryDirectory() as NSString).appendingPathComponent("rvs-prefs-test-XXXXXX")).utf8CString)
+    package convenience init() {
+        self.init(under: NSTemporaryDirectory())
+    }
+
+    /// A private directory made under `base` (mode 0700).
+    package init(under base: String) {
+        var template = Array(((base as NSString).appendingPathComponent("rvs-prefs-test-XXXXXX")).utf8CString)
         let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(created != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
         path = String(cString: created!)
