@@ -66,7 +66,7 @@ struct CheckCommandTests {
 
     @Test("a short run ends with the summary line, prints the same plan digest for the same seed, and removes its files")
     func shortRun() throws {
-        let first = try sandbox.run(["check", "--seed", "11", "--duration", "3", "--processes", "2"])
+        let first = try sandbox.run(["check", "--seed", "11", "--duration", "2", "--processes", "2"])
         #expect(first.status == 0, "output: \(first.output)\nerrors: \(first.errors)")
         let summary = try #require(first.lines.last { !$0.isEmpty })
         #expect(summary.hasPrefix("check: seed 11, "))
@@ -75,8 +75,9 @@ struct CheckCommandTests {
         #expect(operations > 0)
         let digest = first.lines.first { $0.hasPrefix("check: plan digest ") }
         #expect(digest != nil)
-        // The plan alone is replayed: the same seed, duration and process count give the same digest.
-        let again = try sandbox.run(["check", "--seed", "11", "--duration", "3", "--processes", "2"])
+        // The plan alone is replayed: the same seed, duration and process count give the same digest (asked of
+        // `--plan`, which makes the plan and runs nothing: a second run would spend its 2 s to show no more).
+        let again = try sandbox.run(["check", "--plan", "--seed", "11", "--duration", "2", "--processes", "2"])
         #expect(again.lines.first { $0.hasPrefix("check: plan digest ") } == digest)
         #expect(sandbox.temporary.contents().isEmpty)
     }
@@ -112,8 +113,8 @@ struct CheckCommandTests {
     @Test("as root, a run's bind mounts are made, counted, and gone with the run; the faults line counts every kind",
           .enabled(if: namespacesAllowed, "needs root and unshare(1), to make bind mounts in a mount namespace of its own"))
     func bindMountsAreMadeAndGone() throws {
-        // Seed 1's plan mounts before the workers start and again during the run (see the test above).
-        let run = try sandbox.run(["check", "--seed", "1", "--duration", "6", "--processes", "2"])
+        // Seed 6's plan for 3 s mounts before the workers start and again 1.3 s into the run (`check --plan`).
+        let run = try sandbox.run(["check", "--seed", "6", "--duration", "3", "--processes", "2"])
         #expect(run.status == 0, "output: \(run.output)\nerrors: \(run.errors)")
         #expect(run.lines.contains("check: bind mounts: made in the run's own mount namespace"))
         let faults = try #require(run.lines.first { $0.hasPrefix("check: faults: ") })
@@ -138,9 +139,10 @@ struct CheckCommandTests {
     @Test("as root with --etcd, a member cut off is out of the other members' reach and within its workers'",
           .enabled(if: namespacesAllowed && EtcdCluster.isAvailable, "needs root and unshare(1) (network namespaces), and etcd"))
     func partitionBlocksPeerTraffic() throws {
-        // Seed 1's etcd plan cuts a member off within 15 s; the first cut is probed with TCP connections from
-        // the other members' namespaces to its peer port and from the workers' to its client port.
-        let run = try sandbox.run(["check", "--etcd", "--seed", "1", "--duration", "15", "--processes", "2"])
+        // Seed 11's etcd plan for 5 s cuts a member off 1.6 s into the run (`check --plan --etcd`); the cut is
+        // probed with TCP connections from the other members' namespaces to its peer port and from the workers'
+        // to its client port.
+        let run = try sandbox.run(["check", "--etcd", "--seed", "11", "--duration", "5", "--processes", "2"])
         #expect(run.lines.contains { $0.hasPrefix("check: partition method: network namespaces") }, "output: \(run.output)")
         #expect(run.lines.contains("check: partition verified: peer port of m0 reached by the others while cut: no; client port reached by its workers: yes")
                 || run.lines.contains("check: partition verified: peer port of m1 reached by the others while cut: no; client port reached by its workers: yes")
