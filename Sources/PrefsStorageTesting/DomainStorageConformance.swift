@@ -1,6 +1,7 @@
 import Dispatch
 import PrefsPropertyList
 import PrefsStorage
+import Synchronization
 
 /// Checks that a ``DomainStorage`` backend keeps the contract every domain of a suite relies on: the
 /// conformance kit a backend author calls from their own tests, with any test framework.
@@ -93,6 +94,9 @@ public struct DomainStorageConformance {
         case watchStopsAfterCancel = "a cancelled watch fires no more"
         /// A released watch fires no more.
         case watchStopsWhenReleased = "a released watch fires no more"
+        /// The snapshots a watch hands over (``DomainStorage/watchChanges(handingOver:)``) never go back to an older
+        /// state, and once the other writer stops, the last call hands over what the domain holds, or nothing.
+        case handedOverSnapshotsAreCurrent = "a watch hands over current snapshots, never older ones"
     }
 
     /// What one check found wrong.
@@ -161,7 +165,8 @@ public struct DomainStorageConformance {
         if watches {
             checks += [(.watchFiresAfterOtherWriter, watchFiresAfterOtherWriter),
                        (.watchStopsAfterCancel, watchStopsAfterCancel),
-                       (.watchStopsWhenReleased, watchStopsWhenReleased)]
+                       (.watchStopsWhenReleased, watchStopsWhenReleased),
+                       (.handedOverSnapshotsAreCurrent, handedOverSnapshotsAreCurrent)]
         }
         var failures: [Failure] = []
         for (check, body) in checks {
@@ -337,6 +342,41 @@ public struct DomainStorageConformance {
             try write(domain.otherWriter, "the other writer's modify") { $0["conformance.a"] = value }
             try expect(calls.wait(forMoreThan: before, within: watchTimeout),
                        "no call within \(watchTimeout) after the other writer's \(index == 0 ? "first" : "second") change")
+        }
+    }
+
+    /// Three changes by the other writer, each waited for: a snapshot handed over holds one of them (a caller
+    /// tells it without reading), and they never go backwards. When a backend hands over nothing, the caller
+    /// reads, and there is nothing more to check.
+    private func handedOverSnapshotsAreCurrent(_ domain: Domain) throws(Stop) {
+        let calls = CallCounter()
+        let handed = Mutex<[DomainSnapshot?]>([])
+        guard let watch = domain.storage.watchChanges(handingOver: { snapshot in
+            handed.withLock { $0.append(snapshot) }
+            calls.record()
+        }) else {
+            throw Stop("watchChanges(handingOver:) returned nil: the backend cannot tell of changes made elsewhere (pass watches: false if that is so)")
+        }
+        defer { withExtendedLifetime(watch) {} }
+        for value in 1...3 {
+            let before = calls.count
+            try write(domain.otherWriter, "the other writer's change \(value)") { $0["conformance.a"] = .integer(value) }
+            try expect(calls.wait(forMoreThan: before, within: watchTimeout),
+                       "no call within \(watchTimeout) after the other writer's change \(value)")
+        }
+        calls.waitUntilQuiet(for: quietPeriod)
+        let snapshots = handed.withLock { $0 }
+        var newest = 0
+        for case let snapshot? in snapshots {
+            guard case .integer(let value)? = snapshot.contents["conformance.a"], (1...3).contains(value) else {
+                throw Stop("a watch handed over \(describe(snapshot)), which holds none of the other writer's changes")
+            }
+            try expect(value >= newest, "a watch handed over the state of change \(value) after that of change \(newest): it went back")
+            newest = value
+        }
+        if case let last?? = snapshots.last {
+            try expect(last.contents["conformance.a"] == .integer(3),
+                       "after the other writer's last change the watch's last call handed over \(describe(last)), not what the domain holds")
         }
     }
 

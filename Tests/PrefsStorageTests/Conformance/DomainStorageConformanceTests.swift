@@ -62,7 +62,8 @@ struct DomainStorageConformanceTests {
             let domain = SilentlyWatchedDomain()
             return .init(storage: domain, otherWriter: domain)
         }.run()
-        #expect(Set(failures.map(\.check)) == [.watchFiresAfterOtherWriter, .watchStopsAfterCancel, .watchStopsWhenReleased],
+        #expect(Set(failures.map(\.check)) == [.watchFiresAfterOtherWriter, .watchStopsAfterCancel, .watchStopsWhenReleased,
+                                                .handedOverSnapshotsAreCurrent],
                 "\(failures)")
         #expect(failures.first?.description.contains("no call within") == true, "\(failures)")
     }
@@ -86,6 +87,16 @@ struct DomainStorageConformanceTests {
         #expect(failures.first?.description.contains("generation") == true, "\(failures)")
     }
 
+    @Test("The kit reports a backend whose watch hands over the snapshot from before the change, and nothing else of it")
+    func reportsAHandedOverSnapshotFromBeforeTheChange() {
+        let failures = DomainStorageConformance {
+            let domain = InMemoryDomainStorage()
+            return .init(storage: BackdatingDomain(domain), otherWriter: domain)
+        }.run()
+        #expect(failures.map(\.check) == [.handedOverSnapshotsAreCurrent], "\(failures)")
+        #expect(failures.first?.description.contains("holds none of the other writer's changes") == true, "\(failures)")
+    }
+
     @Test("check() throws every failure, each naming its rule, and run() of a conforming backend finds none")
     func checkThrowsWhatRunFinds() {
         let broken = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
@@ -93,7 +104,7 @@ struct DomainStorageConformanceTests {
             return .init(storage: domain, otherWriter: domain)
         }
         let thrown = #expect(throws: DomainStorageConformance.Failures.self) { try broken.check() }
-        #expect(thrown?.failures.count == 3, "\(String(describing: thrown))")
+        #expect(thrown?.failures.count == 4, "\(String(describing: thrown))")
         #expect(thrown.map { "\($0)".contains(DomainStorageConformance.Check.watchFiresAfterOtherWriter.rawValue) } == true)
         #expect(DomainStorageConformance(watches: false) { let d = SilentlyWatchedDomain(); return .init(storage: d, otherWriter: d) }.run().isEmpty)
     }
@@ -160,4 +171,23 @@ final class FrozenGenerationDomain: DomainStorage {
         try domain.modify(repairing: policy, transform)
     }
     func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { domain.watchChanges(onChange) }
+}
+
+/// The fourth broken backend: its reads, generation and watch are right, but what its watch hands over is the
+/// snapshot read when the watch started, so a caller that tells a change without reading would tell the old state.
+final class BackdatingDomain: DomainStorage {
+    private let domain: InMemoryDomainStorage
+    init(_ domain: InMemoryDomainStorage) { self.domain = domain }
+    var location: String { "a domain whose watch hands over the snapshot from before the change" }
+    var generation: UInt64? { domain.generation }
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try domain.snapshot() }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try domain.modify(repairing: policy, transform)
+    }
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? { domain.watchChanges(onChange) }
+    func watchChanges(handingOver onChange: @escaping @Sendable (DomainSnapshot?) -> Void) -> (any DomainChangeWatch)? {
+        let before = try? domain.snapshot()
+        return domain.watchChanges { onChange(before) }
+    }
 }

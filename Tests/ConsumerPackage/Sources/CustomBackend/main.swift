@@ -1,5 +1,6 @@
 // A backend written outside the package (SPEC §7.1): a DomainStorage of the app's own, which tells of
-// changes through watchChanges, is watched like a file. Two instances over it hear each other's writes with
+// changes through watchChanges (handing over what the domain holds, so a delivery reads nothing), is watched
+// like a file. Two instances over it hear each other's writes with
 // watchesExternalChanges; so do two instances sharing one InMemoryDomainStorage. The backend first passes the
 // conformance kit (PrefsStorageTesting's DomainStorageConformance, SPEC §10). Exits non-zero on failure.
 import Foundation
@@ -12,10 +13,12 @@ import PrefsStorageTesting
 final class DictionaryDomain: DomainStorage {
     private struct State {
         var snapshot = DomainSnapshot.missing
-        var watchers: [UUID: @Sendable () -> Void] = [:]
+        var watchers: [UUID: @Sendable (DomainSnapshot?) -> Void] = [:]
         /// Moved by every change: the generation the backend reports (SPEC §10), so that a suite keeps its reads.
         var version: UInt64 = 1
         var reads = 0
+        /// Those made off the main thread, where this program's own reads and writes are not: a delivery's.
+        var deliveryReads = 0
     }
     private let state = Mutex(State())
     let location = "dictionary domain"
@@ -23,6 +26,7 @@ final class DictionaryDomain: DomainStorage {
     func snapshot() throws(PrefsError) -> DomainSnapshot {
         state.withLock { state in
             state.reads += 1
+            if !Thread.isMainThread { state.deliveryReads += 1 }
             return state.snapshot
         }
     }
@@ -33,6 +37,9 @@ final class DictionaryDomain: DomainStorage {
     /// How many times a suite read the domain.
     var reads: Int { state.withLock { $0.reads } }
 
+    /// How many times a delivery read the domain.
+    var deliveryReads: Int { state.withLock { $0.deliveryReads } }
+
     func modify(repairing policy: RepairPolicy,
                 _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
         let (snapshot, watchers) = try state.withLock { (state: inout State) throws(PrefsError) in
@@ -41,17 +48,22 @@ final class DictionaryDomain: DomainStorage {
             // Unchanged: nothing written, and a missing domain left empty stays missing (the conformance kit
             // found that this backend once created it).
             if contents == state.snapshot.contents && (state.snapshot.exists || contents.isEmpty) {
-                return (state.snapshot, [@Sendable () -> Void]())
+                return (state.snapshot, [@Sendable (DomainSnapshot?) -> Void]())
             }
             state.snapshot = DomainSnapshot(contents: contents, exists: true)
             state.version += 1
             return (state.snapshot, Array(state.watchers.values))
         }
-        for watcher in watchers { watcher() }
+        for watcher in watchers { watcher(snapshot) }
         return snapshot
     }
 
     func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        watchChanges(handingOver: { _ in onChange() })
+    }
+
+    /// Each watcher is handed the snapshot the change made: what `snapshot()` returns from then on.
+    func watchChanges(handingOver onChange: @escaping @Sendable (DomainSnapshot?) -> Void) -> (any DomainChangeWatch)? {
         let id = UUID()
         state.withLock { $0.watchers[id] = onChange }
         return Watch { [weak self] in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
@@ -98,13 +110,23 @@ func hearEachOther(over domain: any DomainStorage, _ label: String) {
     let token = watcher.observe(\.appearance, options: [.new]) { _, change in
         if let value = change.newValue { heard.append(value) }
     }
+    let readsBefore = (domain as? DictionaryDomain)?.deliveryReads
     writer.appearance = "dark"
-    guard heard.wait(for: "dark"), watcher.appearance == "dark" else {
+    guard heard.wait(for: "dark") else {
         print("CustomBackend: \(label): the watching instance did not hear the other's write")
         exit(1)
     }
+    // A backend that hands over the snapshot its change made is not read to tell the change.
+    if let readsBefore, let domain = domain as? DictionaryDomain, domain.deliveryReads != readsBefore {
+        print("CustomBackend: \(label): telling a change whose snapshot was handed over read the backend \(domain.deliveryReads - readsBefore) times")
+        exit(1)
+    }
+    guard watcher.appearance == "dark" else {
+        print("CustomBackend: \(label): the watching instance reads \(watcher.appearance) after hearing dark")
+        exit(1)
+    }
     token.invalidate()
-    print("\(label): the watching instance heard appearance → dark")
+    print("\(label): the watching instance heard appearance → dark\(readsBefore == nil ? "" : ", reading the backend 0 times to tell it")")
 }
 
 // The contract first, as the backend's own tests would check it: one object is the whole domain here, so it is
