@@ -445,7 +445,9 @@ package final class WatchEngine: ReadFreshness {
     private static func updateVouching(_ state: inout State, _ path: String) {
         // Invariant F3: vouch only where events are complete.
         guard let file = state.subscriptions.files[path] else { return }
-        let running = state.runner != nil && file.resolvedWith >= 0
+        // Without the mount table (no /proc, or its open failed) an unmount under the path would go unseen: events
+        // alone do not reach such a path, and its reads are validated with `stat()`.
+        let running = state.runner.map { $0.mounts >= 0 && $0.mountsForReads >= 0 } == true && file.resolvedWith >= 0
         let unforced = file.forcing == 0 && file.listening > 0
         let complete = state.paths.isComplete(file.wd)
         // Events reach the path from its watch (of the directory, or of its deepest existing ancestor) whenever

@@ -181,6 +181,31 @@ struct WatchFaultTests {
         faults.reset()
     }
 
+    @Test("Without the mount table (its open failing), a bind mount over the domain's directory unmounted after a read is still seen by the next read",
+          .enabled(if: HeldDirectoryTests.canBindMount, "needs to make bind mounts (root, outside a locked-down container)"))
+    func failedMountTableOpenVouchesForNothing() throws {
+        let mounted = base.appending("mounted")
+        #expect(mkdir(directory, 0o700) == 0)
+        #expect(mkdir(mounted, 0o700) == 0)
+        try renameOver(["step": .string("under the mount")])
+        try renameOver(["step": .string("in the mount")], in: mounted)
+        #expect(mount(mounted, directory, nil, UInt(MS_BIND), nil) == 0)
+        var isMounted = true
+        defer { if isMounted { _ = umount2(directory, Int32(MNT_DETACH)) } }
+        faults.fail(.open, with: .permissionDenied, times: .max, pathContaining: InotifyCalls.mountTablePath)
+        let domain = try domain()
+        let watch = watch()
+        defer { watch.cancel() }
+        #expect(faults.recordedCalls.contains { $0.call == .open && $0.path == InotifyCalls.mountTablePath },
+                "the mount table was not opened through the engine's SystemCalls")
+        // Enough reads that the domain keeps what it read, where its path is vouched for.
+        for _ in 0..<4 { #expect(try step(domain) == "in the mount") }
+        // An unmount sends no inotify event of its own: only the mount table tells it.
+        #expect(umount2(directory, 0) == 0)
+        isMounted = false
+        #expect(try step(domain) == "under the mount", "stale read after the unmount, with the mount table unopened")
+    }
+
     @Test("Without an inotify instance (inotify_init1 failing), every watched path polls and reads stay fresh")
     func failedInotifyInitPolls() throws {
         #expect(mkdir(directory, 0o700) == 0)
