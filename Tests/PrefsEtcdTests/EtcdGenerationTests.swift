@@ -11,10 +11,9 @@ import TestSupport
 struct EtcdGenerationTests {
     @Test("In watched read mode a suite keeps its reads while the watch's copy stands and reads another member's write once the watch applied it; in linearizable mode it keeps none")
     func watchedModeKeepsReads() throws {
-        let cluster = try EtcdCluster()
-        let name = uniqueDomainName("generation")
-        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, timeout: .seconds(2), readMode: .watched)
-        let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let pair = try WatchedReadPair("generation")
+        let (cluster, name) = (pair.cluster, pair.name)
+        let (reader, other) = (pair.reader, pair.writer)
         #expect(reader.generation == nil, "a domain never read reported a generation")
         try reader.modify(repairing: .failIfUnreadable) { $0["c"] = .dictionary(["v": .integer(1)]) }
         let suite = DefaultsSuite(persistentDomain: reader, globalDomain: nil, argumentDomain: [:])

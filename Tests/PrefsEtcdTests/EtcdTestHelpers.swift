@@ -44,6 +44,24 @@ final class EtcdTestPreferences: RVS_PersistentPrefs {
 /// A unique domain name per test, so that tests sharing nothing never collide.
 func uniqueDomainName(_ label: String) -> String { "test.\(label).\(UUID().uuidString)" }
 
+/// What the watched-read tests share: a cluster of their own, and a new domain with a reader in watched read mode
+/// attached to one member and a writer attached to another (so that the writer's changes reach the reader only
+/// through the cluster and the reader's watch).
+struct WatchedReadPair {
+    let cluster: EtcdCluster
+    let name: String
+    let reader: EtcdDomainStorage
+    let writer: EtcdDomainStorage
+
+    init(_ label: String, readerMember: Int = 1, readerTimeout: Duration = .seconds(2)) throws {
+        cluster = try EtcdCluster()
+        name = uniqueDomainName(label)
+        reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: readerMember), name: name,
+                                       timeout: readerTimeout, readMode: .watched)
+        writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+    }
+}
+
 /// Starts the test worker attached to `endpoints` (the first is its member).
 func etcdWorker(_ command: String, _ endpoints: [URL], _ name: String, _ storageKey: String, _ more: String...) throws -> ChildProcess {
     try ChildProcess("EtcdTestWorker", [command, endpoints.map(\.absoluteString).joined(separator: ","), name, storageKey] + more)

@@ -57,10 +57,8 @@ struct EtcdWatchTests {
 
     @Test("In watched read mode, this process's writes are read at once and another's arrive through the watch, never going backwards")
     func watchedReadMode() throws {
-        let cluster = try EtcdCluster()
-        let name = uniqueDomainName("watched-mode")
-        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 1), name: name, timeout: .seconds(2), readMode: .watched)
-        let other = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let pair = try WatchedReadPair("watched-mode")
+        let (cluster, reader, other) = (pair.cluster, pair.reader, pair.writer)
         try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
         #expect(try reader.snapshot().contents["v"] == .integer(1))
         let counter = ChangeCounter()
@@ -94,10 +92,8 @@ struct EtcdWatchTests {
 
     @Test("In watched read mode on a member stopped with SIGSTOP while another member's writes continue, a read past the 1 s bound returns the new value or fails, never the old one without error")
     func watchedReadOnAStoppedMemberIsBounded() throws {
-        let cluster = try EtcdCluster()
-        let name = uniqueDomainName("watched-bound")
-        let reader = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name, timeout: .seconds(3), readMode: .watched)
-        let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: name)
+        let pair = try WatchedReadPair("watched-bound", readerMember: 2, readerTimeout: .seconds(3))
+        let (cluster, reader, writer) = (pair.cluster, pair.reader, pair.writer)
         try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
         #expect(try reader.snapshot().contents["v"] == .integer(1))
         // The read watch is established on member 2, and delivers a change: without the bound, its copy would be
