@@ -173,8 +173,9 @@ public final class DefaultsSuite: Sendable {
     private enum SourceKind { case engine, constant, registration, own }
     private let sourceKinds: [SourceKind]
     /// The watch engine of every domain that has one, when they share one (as all do, but in tests): its count of
-    /// changes is compared before the generations of its domains.
-    private let engine: WatchEngine?
+    /// changes is compared before the generations of its domains. Unowned: those domains (in ``storages``) hold it
+    /// for the suite's whole life, so that the unchanged read's check retains and releases nothing.
+    private unowned(unsafe) let engine: WatchEngine?
 
     /// The domains of the search list, in order, for the generations a kept read compares.
     private let storages: [any DomainStorage]
@@ -195,10 +196,12 @@ public final class DefaultsSuite: Sendable {
     package final class KeptRead: Sendable {
         let key: String
         let collection: Bool
-        /// The index of each domain consulted whose generation is not a constant, and its generation.
+        /// The index of each domain consulted whose generation is not a constant, and its generation: first the
+        /// ``ownCount`` whose generation is neither their engine's nor the registration domain's, then the others.
         let generations: [(index: Int, generation: UInt64)]
-        /// Those of them whose generation is neither their engine's nor the registration domain's.
-        let own: [(index: Int, generation: UInt64)]
+        /// How many of ``generations``, from the first, are domains' own (asked even while the engine's count
+        /// stands): an in-memory domain, etcd, a backend of one's own.
+        let ownCount: Int
         /// The registration domain's version, when the search consulted it.
         let registration: UInt64?
         /// The suite's engine's count of changes at which every generation was last found as kept, when a domain
@@ -209,10 +212,10 @@ public final class DefaultsSuite: Sendable {
         let found: Found?
         let problems: [PrefsError]
 
-        init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], own: [(index: Int, generation: UInt64)],
+        init(key: String, collection: Bool, generations: [(index: Int, generation: UInt64)], ownCount: Int,
              registration: UInt64?, engineCount: UInt64?, found: Found?, problems: [PrefsError]) {
-            (self.key, self.collection, self.generations, self.own, self.found, self.problems) = (key, collection, generations, own, found, problems)
-            self.registration = registration
+            (self.key, self.collection, self.generations, self.found, self.problems) = (key, collection, generations, found, problems)
+            (self.ownCount, self.registration) = (ownCount, registration)
             self.engineCount = Atomic(engineCount ?? 0)
             usesEngine = engineCount != nil
         }
@@ -351,21 +354,54 @@ public final class DefaultsSuite: Sendable {
         // The engine's count first, as dconf's engine does: while no path of the engine changed generation,
         // its domains' generations are the ones kept (their own writes move their paths' too), and only
         // the other domains are asked. When it moved (anything changed, even elsewhere), every domain is.
-        if let engine, kept.usesEngine {
-            // Invariant F1: pending events first (one ppoll; no read scope needed for a check that reads nothing).
+        guard kept.usesEngine, let engine else { return generationsStand(kept) }
+        // Invariant F1: pending events first (one ppoll; no read scope needed for a check that reads nothing).
+        engine.takePendingEventsNow()
+        return standsAtEngineCount(kept, engine) ?? generationsStandAnew(kept, engine)
+    }
+
+    /// ``isUnchanged(since:)`` for a caller that holds `kept` itself, and keeps holding it throughout (an
+    /// instance, under its operation lock, in what it cached): the unchanged read's check, with no retain or
+    /// release of `kept`. Only what runs no domain's code is done on the unretained reference (the engine's
+    /// pending events and count, the registration domain's version); a kept read with domains of their own to
+    /// ask, or an engine's count that moved, is checked with `kept` retained, as ``isUnchanged(since:)`` does.
+    package func isUnchanged(since kept: Unmanaged<KeptRead>) -> Bool {
+        var eventsTaken = false
+        let standing = kept._withUnsafeGuaranteedRef { kept -> Bool? in
+            guard kept.usesEngine, kept.ownCount == 0, let engine else { return nil }
+            // Invariant F1: pending events first (one ppoll).
             engine.takePendingEventsNow()
-            let count = engine.changeCount
-            if count == kept.engineCount.load(ordering: .acquiring) {
-                if let version = kept.registration, registered.version != version { return false }
-                for (index, generation) in kept.own where storages[index].generation != generation { return false }
-                return true
-            }
-            guard generationsStand(kept) else { return false }
-            // Taken before the generations were compared: a change since moves it past this.
-            kept.engineCount.store(count, ordering: .releasing)
-            return true
+            eventsTaken = true
+            return standsAtEngineCount(kept, engine)
         }
-        return generationsStand(kept)
+        if let standing { return standing }
+        let retained = kept.takeUnretainedValue()
+        guard eventsTaken, let engine else { return isUnchanged(since: retained) }
+        return generationsStandAnew(retained, engine)
+    }
+
+    /// Whether `kept` stands while the engine's count is the one kept (its engine's pending events taken): then
+    /// the domains with the engine's generations report the ones kept (Invariant F6), and only the registration
+    /// domain and the domains' own are asked. `nil` when the count moved: every domain must be asked.
+    @inline(__always)
+    private func standsAtEngineCount(_ kept: KeptRead, _ engine: WatchEngine) -> Bool? {
+        guard engine.changeCount == kept.engineCount.load(ordering: .acquiring) else { return nil }
+        if let version = kept.registration, registered.version != version { return false }
+        for (index, generation) in kept.generations.prefix(kept.ownCount) where storages[index].generation != generation {
+            return false
+        }
+        return true
+    }
+
+    /// Whether `kept` stands once the engine's count moved (its pending events taken): every domain it consulted
+    /// is asked, and if each reports the generation kept, the count is kept anew.
+    @inline(never)
+    private func generationsStandAnew(_ kept: KeptRead, _ engine: WatchEngine) -> Bool {
+        // Taken before the generations are compared: a change since moves it past this.
+        let count = engine.changeCount
+        guard generationsStand(kept) else { return false }
+        kept.engineCount.store(count, ordering: .releasing)
+        return true
     }
 
     /// Whether every domain `kept` consulted (but the constant ones) reports the generation it kept, in one read
@@ -468,7 +504,8 @@ public final class DefaultsSuite: Sendable {
         // they could change only what a domain above them hides.
         // Invariant F7: keep only what every consulted source vouches for, by the same generation before and after.
         var generations: [(index: Int, generation: UInt64)] = []
-        var own: [(index: Int, generation: UInt64)] = []
+        // The domains' own first (see KeptRead.ownCount).
+        var ownCount = 0
         var usesEngine = false
         for index in storages.indices where consulted & (1 << UInt64(index)) != 0 {
             guard let generation = storages[index].generation, generation == before[index] else { return result }
@@ -476,7 +513,10 @@ public final class DefaultsSuite: Sendable {
             case .constant: continue
             case .engine: usesEngine = true
             case .registration: break
-            case .own: own.append((index, generation))
+            case .own:
+                generations.insert((index, generation), at: ownCount)
+                ownCount += 1
+                continue
             }
             generations.append((index, generation))
         }
@@ -486,7 +526,7 @@ public final class DefaultsSuite: Sendable {
             result = Found(value: built.value, domain: built.domain, snapshot: DomainSnapshot(contents: [:]))
         }
         let registration = generations.first { sourceKinds[$0.index] == .registration }?.generation
-        let read = KeptRead(key: key, collection: collection, generations: generations, own: own, registration: registration,
+        let read = KeptRead(key: key, collection: collection, generations: generations, ownCount: ownCount, registration: registration,
                             engineCount: usesEngine ? engineCount : nil, found: result, problems: found)
         if found.isEmpty { result?.keptAt = read }
         keptReads.withLock { reads in

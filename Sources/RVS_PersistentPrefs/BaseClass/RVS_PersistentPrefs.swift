@@ -526,9 +526,8 @@ open class RVS_PersistentPrefs {
     private func read() -> [String: Any] {
         if notifications.recording != nil { notifications.recording!.untyped = true }
         if let pinned = pinnedValues() { return pinned }
-        if let (suite, storageKey) = suiteAndKeyForKeptRead(), let cache = nativeCache, cache.suite === suite,
-           cache.key == storageKey, keptReadStands(cache.keptAt, by: suite, storageKey: storageKey) {
-            let values = cache.values
+        if let (suite, storageKey) = suiteAndKeyForKeptRead(), schemaStandsForKeptRead(by: suite, storageKey: storageKey),
+           let values = keptNativeValues(by: suite, storageKey: storageKey) {
             lastError = nil
             keepWarnings(of: suite)
             return values
@@ -570,20 +569,39 @@ open class RVS_PersistentPrefs {
         return (suite, key)
     }
 
-    /// Whether the read `keptAt` kept by `suite` for `storageKey` (see
-    /// ``DefaultsSuite/isUnchanged(since:)``), the suite and storage key a read would use now (see
-    /// ``suiteAndKeyForKeptRead()``), still answers a read of this instance: the collection's schema was
-    /// checked, and nothing changed since. The read then returns what that read returned, with no search
-    /// and no operation's machinery. Caller holds the operation lock.
+    /// Whether a kept read by `suite` for `storageKey`, the suite and storage key a read would use now (see
+    /// ``suiteAndKeyForKeptRead()``), may answer a read of this instance as far as the schema goes: the
+    /// collection's schema was checked for them (always, for a class without a schema version). Asked before
+    /// anything kept is loaded, so that what is kept is not retained across this class's overridable getter.
     @inline(__always)
-    func keptReadStands(_ keptAt: DefaultsSuite.KeptRead?, by suite: DefaultsSuite, storageKey: String) -> Bool {
+    func schemaStandsForKeptRead(by suite: DefaultsSuite, storageKey: String) -> Bool {
+        guard type(of: self).schemaVersion > 0 else { return true }
+        guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),
+              verified.storageKey == storageKey else { return false }
+        return true
+    }
+
+    /// Whether the read `keptAt` kept by `suite` (see ``DefaultsSuite/isUnchanged(since:)``) still answers a
+    /// read of this instance, its schema checked (``schemaStandsForKeptRead(by:storageKey:)``): nothing changed
+    /// since. The read then returns what that read returned, with no search and no operation's machinery.
+    /// Caller holds the operation lock, under which what holds `keptAt` (the native cache, an entry's
+    /// definition) keeps it: it is asked without being retained.
+    @inline(__always)
+    func keptReadStands(_ keptAt: Unmanaged<DefaultsSuite.KeptRead>?, by suite: DefaultsSuite) -> Bool {
         guard let keptAt else { return false }
-        if type(of: self).schemaVersion > 0 {
-            guard let verified = schemaState.verified, verified.suite == ObjectIdentifier(suite),
-                  verified.storageKey == storageKey else { return false }
-        }
         // Invariant F7: keep only what every consulted source vouches for (the suite's kept read).
         return suite.isUnchanged(since: keptAt)
+    }
+
+    /// The native values of the cache, when they came from a read `suite` kept for `storageKey` that still
+    /// stands (see ``keptReadStands(_:by:)``). Taken before the check, from the cache checked, so that nothing
+    /// the check runs can change what is returned; the cache itself is not retained across it.
+    @inline(__always)
+    private func keptNativeValues(by suite: DefaultsSuite, storageKey: String) -> [String: Any]? {
+        guard let cache = nativeCache, cache.suite === suite, cache.key == storageKey else { return nil }
+        let values = cache.values
+        let keptAt = unretained(cache.keptAt)
+        return keptReadStands(keptAt, by: suite) ? values : nil
     }
 
     /// The one write pipeline: every write of the instance (assigning ``values``, the subscript, an
@@ -662,4 +680,12 @@ open class RVS_PersistentPrefs {
             return succeeded
         }
     }
+}
+
+/// `object` as an unretained reference, for a check made while something else holds it (see
+/// ``RVS_PersistentPrefs/keptReadStands(_:by:)``).
+@inline(__always)
+func unretained<Object: AnyObject>(_ object: Object?) -> Unmanaged<Object>? {
+    guard let object else { return nil }
+    return Unmanaged.passUnretained(object)
 }

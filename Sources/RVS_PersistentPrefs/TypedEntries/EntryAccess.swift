@@ -100,14 +100,14 @@ extension RVS_PersistentPrefs {
     }
 
     /// The cached value of `definition`, when the read it came from still stands (see
-    /// ``keptReadStands(_:by:storageKey:)``): the read's outcome, told to Swift Observation and clearing
+    /// ``keptReadStands(_:by:)``): the read's outcome, told to Swift Observation and clearing
     /// ``lastError`` as the read would. Caller holds the operation lock.
     @inline(__always)
     private func keptValue<Value>(of definition: EntryDefinition<Value>) -> DecodedValue<Value>? {
         guard notifications.recording == nil, notifications.pinned == nil,
-              let (suite, storageKey) = suiteAndKeyForKeptRead(), definition.isCached, definition.suite === suite,
-              definition.storageKey == storageKey, let decoded = definition.decoded,
-              keptReadStands(definition.keptAt, by: suite, storageKey: storageKey) else { return nil }
+              let (suite, storageKey) = suiteAndKeyForKeptRead(), schemaStandsForKeptRead(by: suite, storageKey: storageKey),
+              definition.isCached, definition.suite === suite, definition.storageKey == storageKey,
+              let decoded = definition.decoded, keptReadStands(unretained(definition.keptAt), by: suite) else { return nil }
         swiftObservation.registrar.access(self, keyPath: definition.observedKeyPath(in: swiftObservation))
         lastError = nil
         keepWarnings(of: suite)
