@@ -158,6 +158,7 @@ public final class DefaultsSuite: Sendable {
         let engines = watchable.compactMap(\.watchEngine)
         let engine = engines.allSatisfy { $0 === engines.first } ? engines.first : nil
         self.engine = engine
+        unretainedEngine = engine.map { Unmanaged.passUnretained($0) }
         // Invariant F6: whether a source's generation is its engine's (then the engine's count covers it), or a
         // constant (the arguments: never compared), or its own.
         let registration = registered
@@ -173,9 +174,10 @@ public final class DefaultsSuite: Sendable {
     private enum SourceKind { case engine, constant, registration, own }
     private let sourceKinds: [SourceKind]
     /// The watch engine of every domain that has one, when they share one (as all do, but in tests): its count of
-    /// changes is compared before the generations of its domains. Unowned: those domains (in ``storages``) hold it
-    /// for the suite's whole life, so that the unchanged read's check retains and releases nothing.
-    private unowned(unsafe) let engine: WatchEngine?
+    /// changes is compared before the generations of its domains.
+    private let engine: WatchEngine?
+    /// The same engine, for the unchanged read's check, which asks it without retaining it (``engine`` holds it).
+    private let unretainedEngine: Unmanaged<WatchEngine>?
 
     /// The domains of the search list, in order, for the generations a kept read compares.
     private let storages: [any DomainStorage]
@@ -366,18 +368,33 @@ public final class DefaultsSuite: Sendable {
     /// pending events and count, the registration domain's version); a kept read with domains of their own to
     /// ask, or an engine's count that moved, is checked with `kept` retained, as ``isUnchanged(since:)`` does.
     package func isUnchanged(since kept: Unmanaged<KeptRead>) -> Bool {
-        var eventsTaken = false
-        let standing = kept._withUnsafeGuaranteedRef { kept -> Bool? in
-            guard kept.usesEngine, kept.ownCount == 0, let engine else { return nil }
-            // Invariant F1: pending events first (one ppoll).
-            engine.takePendingEventsNow()
-            eventsTaken = true
-            return standsAtEngineCount(kept, engine)
+        if let unretainedEngine {
+            let quick = kept._withUnsafeGuaranteedRef { kept in
+                unretainedEngine._withUnsafeGuaranteedRef { engine in standsQuickly(kept, engine) }
+            }
+            switch quick {
+            case .stands: return true
+            case .changed: return false
+            case .countMoved: if let engine { return generationsStandAnew(kept.takeUnretainedValue(), engine) }
+            case .undecided: break
+            }
         }
-        if let standing { return standing }
-        let retained = kept.takeUnretainedValue()
-        guard eventsTaken, let engine else { return isUnchanged(since: retained) }
-        return generationsStandAnew(retained, engine)
+        return isUnchanged(since: kept.takeUnretainedValue())
+    }
+
+    /// What the unchanged read's check found without asking any domain of its own.
+    private enum QuickCheck { case stands, changed, countMoved, undecided }
+
+    /// The check of the unretained `isUnchanged(since:)` that runs no domain's code: the engine's
+    /// pending events and count, the registration domain's version. `undecided` when `kept` has domains of their
+    /// own to ask, or does not use the engine (nothing taken then); `countMoved` once the events are taken.
+    @inline(__always)
+    private func standsQuickly(_ kept: KeptRead, _ engine: WatchEngine) -> QuickCheck {
+        guard kept.usesEngine, kept.ownCount == 0 else { return .undecided }
+        // Invariant F1: pending events first (one ppoll).
+        engine.takePendingEventsNow()
+        guard let standing = standsAtEngineCount(kept, engine) else { return .countMoved }
+        return standing ? .stands : .changed
     }
 
     /// Whether `kept` stands while the engine's count is the one kept (its engine's pending events taken): then
