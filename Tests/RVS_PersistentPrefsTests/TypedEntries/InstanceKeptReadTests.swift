@@ -45,7 +45,9 @@ struct InstanceKeptReadTests {
         let suite = DefaultsSuite(persistentDomain: persistent, globalDomain: nil, systemDomains: [], managedDomains: [],
                                   argumentDomain: [:])
         let prefs = TypedSettings(suite: suite, key: Self.key)
-        Self.expectKept(prefs, launchCount: 0, faults: faults, "nothing stored")
+        // (A read that found nothing keeps no native values: registered first, so that there are some.)
+        suite.register(propertyListDefaults: [Self.key: .dictionary(["launchCount": .integer(1)])])
+        Self.expectKept(prefs, launchCount: 1, faults: faults, "registered first")
         // The registration domain's version moves, the engine's count does not.
         suite.register(propertyListDefaults: [Self.key: .dictionary(["launchCount": .integer(3)])])
         Self.expectKept(prefs, launchCount: 3, faults: faults, "registered")
