@@ -148,15 +148,6 @@ open class RVS_PersistentPrefs {
     private final class OperationError {
         let error: PrefsError
         init(_ error: PrefsError) { self.error = error }
-
-        /// `error` boxed, borrowing it: a `nil` is not copied.
-        @inline(never)
-        static func box(_ error: borrowing PrefsError?) -> OperationError? {
-            switch error {
-            case .none: nil
-            case .some(let error): OperationError(error)
-            }
-        }
     }
 
     /// The storage key: the name of this instance's whole dictionary in the defaults domain.
@@ -188,8 +179,13 @@ open class RVS_PersistentPrefs {
     open var lastError: PrefsError? {
         get { locked { error?.error } }
         set {
+            // Consumed, not borrowed: a `nil` (every successful operation's) then leaves nothing to destroy, where
+            // destroying the optional error costs the unchanged read as much as the rest of this setter.
             let boxed: OperationError?
-            if case .none = newValue { boxed = nil } else { boxed = OperationError.box(newValue) }
+            switch consume newValue {
+            case .none: boxed = nil
+            case .some(let error): boxed = OperationError(error)
+            }
             operationLock.lock()
             defer { operationLock.unlock() }
             error = boxed
