@@ -127,6 +127,10 @@ open class RVS_PersistentPrefs {
     /// Whether the running transform used the instance: it then fails. Touched only by the thread in
     /// `transformThread`, which may run it without the operation lock (an optimistic domain's `modify`).
     let transformMisusedInstance = Atomic<Bool>(false)
+    /// How many times this instance converted a collection to native values to read an observer's key path
+    /// over it, in a delivery: counted so that tests can prove that instances hearing one change share one
+    /// conversion (see ``DeliveredCollection``).
+    let deliveryConversions = Atomic<Int>(0)
 
     /// The native form of the collection last read, kept while its snapshot is current, so that a read
     /// of an unchanged domain converts nothing.

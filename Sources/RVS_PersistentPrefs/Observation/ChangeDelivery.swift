@@ -24,6 +24,14 @@ struct ChangeEvent {
     /// Whether it was made elsewhere (another instance, process or machine): then Swift Observation is told
     /// of it on the main actor when watching was turned on there.
     var madeElsewhere = false
+    /// For a change made elsewhere: `before` and `after` as the versions other watching instances share, so
+    /// that observers' values are read over native values converted once for all of them.
+    var delivered: (before: DeliveredCollection, after: DeliveredCollection)? = nil
+
+    /// `before`, with the shared version of it when there is one.
+    var sharedBefore: DeliveredCollection? { delivered?.before }
+    /// `after`, with the shared version of it when there is one.
+    var sharedAfter: DeliveredCollection? { delivered?.after }
 }
 
 /// What an instance's notifications need between operations. Guarded by the instance's operation lock.
@@ -38,6 +46,9 @@ struct NotificationState {
     /// instance's reads return (and its native form, once made).
     var pinned: [String: PropertyListValue]?
     var pinnedNative: [String: Any]?
+    /// The shared version of `pinned`, when it is one (see ``DeliveredCollection``): its native form is
+    /// taken from there, converted once for every instance.
+    var pinnedShared: DeliveredCollection?
     /// While `observe` reads its key path once: the typed entries read, and whether anything else was.
     var recording: EntryReads?
 
@@ -136,7 +147,7 @@ extension RVS_PersistentPrefs {
         }
         if change.sendsPriors {
             for registration in audience where registration.observer.wantsPrior && observers.isRegistered(registration.id) {
-                call(registration) { $0.sendPrior(to: self, before: change.before) }
+                call(registration) { $0.sendPrior(to: self, before: change.before, shared: change.sharedBefore) }
             }
         }
         for registration in audience where observers.isRegistered(registration.id) {
@@ -173,19 +184,29 @@ extension RVS_PersistentPrefs {
 
     /// Runs `body` with the instance's reads returning `collection`: how an observer's value is read over
     /// the version of the collection a notification carries.
-    func reading<Result>(_ collection: [String: PropertyListValue], _ body: () -> Result) -> Result {
-        let saved = (notifications.pinned, notifications.pinnedNative)
+    /// - Parameter shared: `collection` as the version other instances share, when it is one: its native form
+    ///   is then the shared one.
+    func reading<Result>(_ collection: [String: PropertyListValue], shared: DeliveredCollection? = nil, _ body: () -> Result) -> Result {
+        let saved = (notifications.pinned, notifications.pinnedNative, notifications.pinnedShared)
         notifications.pinned = collection
         notifications.pinnedNative = nil
-        defer { (notifications.pinned, notifications.pinnedNative) = saved }
+        notifications.pinnedShared = shared
+        defer { (notifications.pinned, notifications.pinnedNative, notifications.pinnedShared) = saved }
         return body()
     }
 
-    /// The native form of the pinned collection, made once per pin; `nil` when nothing is pinned.
+    /// The native form of the pinned collection, made once per pin (or once for every instance, for a shared
+    /// version); `nil` when nothing is pinned.
     func pinnedValues() -> [String: Any]? {
         guard let pinned = notifications.pinned else { return nil }
         if let native = notifications.pinnedNative { return native }
-        let native = pinned.nativeValues
+        let native: [String: Any]
+        if let shared = notifications.pinnedShared {
+            native = shared.native(counting: self)
+        } else {
+            native = pinned.nativeValues
+            deliveryConversions.add(1, ordering: .relaxed)
+        }
         notifications.pinnedNative = native
         return native
     }
@@ -256,7 +277,7 @@ extension RVS_PersistentPrefs {
         let announced = notification.audience.filter { $0.observer.wantsPrior && $0.observer.announces(write, to: self, over: before) }
         asHandler {
             for registration in announced where observers.isRegistered(registration.id) {
-                call(registration) { $0.sendPrior(to: self, before: before) }
+                call(registration) { $0.sendPrior(to: self, before: before, shared: nil) }
             }
         }
         return Set(announced.map(\.id))

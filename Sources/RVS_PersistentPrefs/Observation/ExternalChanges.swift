@@ -68,12 +68,13 @@ extension RVS_PersistentPrefs {
     /// other instances, and the handlers' own reads are answered as any read is.
     /// - Parameter recording: At the start of watching: every source is read, and what was read recorded.
     func currentCollectionForWatching(deliveringChange: Bool = false, recording: Bool = false) -> [String: PropertyListValue]? {
-        foundForWatching(deliveringChange: deliveringChange, recording: recording)?.collection
+        foundForWatching(deliveringChange: deliveringChange, recording: recording)?.collection.entries
     }
 
-    /// ``currentCollectionForWatching(deliveringChange:recording:)``, with the snapshot the search found it in
-    /// (`nil` for none, or a value built from several domains).
-    private func foundForWatching(deliveringChange: Bool, recording: Bool = false) -> (collection: [String: PropertyListValue], snapshot: DomainSnapshot?)? {
+    /// ``currentCollectionForWatching(deliveringChange:recording:)``, as the version every watching instance that
+    /// finds it in the same snapshot under the same storage key shares (see ``DeliveredCollection``), with the
+    /// snapshot the search found it in (`nil` for none, or a value built from several domains).
+    func foundForWatching(deliveringChange: Bool, recording: Bool = false) -> (collection: DeliveredCollection, snapshot: DomainSnapshot?)? {
         guard let suite = try? suiteForOperation() else { return nil }
         let storageKey = key
         let plan = deliveringChange || recording ? externalChanges.plan(for: suite, fresh: recording) : nil
@@ -86,8 +87,9 @@ extension RVS_PersistentPrefs {
             } else {
                 found = try suite.find(storageKey)
             }
-            guard let found else { return ([:], nil) }
-            return (found.value.dictionaryValue ?? [:], found.snapshot)
+            guard let found else { return (DeliveredCollection.found([:], in: nil, storageKey: storageKey), nil) }
+            let collection = DeliveredCollection.found(found.value.dictionaryValue ?? [:], in: found.snapshot, storageKey: storageKey)
+            return (collection, found.snapshot)
         } catch {
             // What it read is not recorded: the next delivery reads every source.
             if plan != nil { externalChanges.forgetReads() }
@@ -103,9 +105,11 @@ extension RVS_PersistentPrefs {
         exclusively {
             // Only the search that finds the change: a handler's own reads are answered as always.
             guard let (current, snapshot) = foundForWatching(deliveringChange: true) else { return }
-            guard let previous = externalChanges.replaceLastTold(with: current) else { return }
-            let changed = Self.entriesThatDiffer(previous, current)
-            tell(ChangeEvent(before: previous, after: current, changedEntries: changed, sendsPriors: true, madeElsewhere: true))
+            guard let (previous, changed) = externalChanges.replaceLastTold(with: current) else { return }
+            var change = ChangeEvent(before: previous.entries, after: current.entries, changedEntries: changed, sendsPriors: true, madeElsewhere: true)
+            // What observers' key paths are read over: the versions other instances found too, converted once.
+            change.delivered = (previous, current)
+            tell(change)
             // Once per change for the suite, however many of its instances hear it.
             userDefaults?.postDidChange(afterChangeFoundIn: snapshot)
         }
@@ -119,8 +123,9 @@ final class ExternalChanges: Sendable {
         var watches: [any DomainChangeWatch] = []
         /// Whether watching is on (even where no domain of the suite can tell of changes).
         var active = false
-        /// The collection the instance's observers were last told (or saw when watching began).
-        var lastTold: [String: PropertyListValue]?
+        /// The collection the instance's observers were last told (or saw when watching began): the version
+        /// other watching instances found too, when a delivery (or the start of watching) found it.
+        var lastTold: DeliveredCollection?
         var deliveryScheduled = false
         /// Deliveries completed, whether or not they told anything.
         var deliveries = 0
@@ -133,44 +138,65 @@ final class ExternalChanges: Sendable {
 
     /// What the deliveries of one watched suite know of its sources (by index in its `sources`), so that a
     /// delivery reads again only what changed (SPEC §10, "A delivery reads what changed").
+    ///
+    /// Arrays by index and bit sets, not dictionaries: every watching instance makes one plan per change, and
+    /// dictionaries made and grown per plan cost more than the search itself (issue 27, "watchers scale linearly").
+    /// A suite has at most 64 sources (``DefaultsSuite`` counts the sources a search consulted in 64 bits).
     struct SourceReads {
         let suite: DefaultsSuite
-        /// The sources whose watches tell of their changes; the others are read by every delivery, unless their
-        /// generation shows them unchanged.
-        let watched: Set<Int>
+        /// The sources whose watches tell of their changes (bit `index`); the others are read by every delivery,
+        /// unless their generation shows them unchanged.
+        let watched: UInt64
         /// The snapshot of each source that the last read found (and, for a source with no watch, the
-        /// generation it reported before that read).
-        var known: [Int: (snapshot: DomainSnapshot, generation: UInt64?)] = [:]
-        /// The snapshots watches handed over since, and the sources whose watches fired without one.
+        /// generation it reported before that read); `nil` where none is known.
+        var known: [SourceRead?]
+        /// The snapshots watches handed over since, and the sources whose watches fired without one (bit `index`).
         var handedOver: [Int: DomainSnapshot] = [:]
-        var changed: Set<Int> = []
+        var changed: UInt64 = 0
+
+        init(suite: DefaultsSuite, watched: UInt64) {
+            (self.suite, self.watched) = (suite, watched)
+            known = Array(repeating: nil, count: suite.sources.count)
+        }
+
+        func isWatched(_ index: Int) -> Bool { watched & (1 << UInt64(index)) != 0 }
+    }
+
+    /// What one read of a source found: its snapshot, and for a source with no watch the generation it
+    /// reported before the read.
+    struct SourceRead {
+        let snapshot: DomainSnapshot
+        let generation: UInt64?
     }
 
     /// How one delivery's search takes each source's snapshot.
     final class DeliveryPlan {
         private let suite: DefaultsSuite
-        private let usable: [Int: DomainSnapshot]
-        private let watched: Set<Int>
-        private let generations: [Int: UInt64]
+        /// By source: the snapshot usable without reading, with the generation it was known at (a source
+        /// with no watch), and what the search took.
+        private var usable: [SourceRead?]
+        private let watched: UInt64
         /// What the search took, by source: recorded for the next delivery.
-        private(set) var read: [Int: (snapshot: DomainSnapshot, generation: UInt64?)] = [:]
+        private(set) var read: [SourceRead?]
 
-        init(suite: DefaultsSuite, usable: [Int: DomainSnapshot], watched: Set<Int>, generations: [Int: UInt64]) {
-            (self.suite, self.usable, self.watched, self.generations) = (suite, usable, watched, generations)
+        init(suite: DefaultsSuite, usable: [SourceRead?], watched: UInt64) {
+            (self.suite, self.usable, self.watched) = (suite, usable, watched)
+            read = Array(repeating: nil, count: usable.count)
         }
 
         /// The snapshot of source `index`: one known unchanged (its watch did not fire, or it reports the
         /// generation it reported before the read that found it), the one its watch handed over, or a read.
         func snapshot(of index: Int) throws(PrefsError) -> DomainSnapshot {
-            let storage = suite.sources[index].storage
-            if let snapshot = usable[index] {
-                read[index] = (snapshot, watched.contains(index) ? nil : generations[index])
-                return snapshot
+            let isWatched = watched & (1 << UInt64(index)) != 0
+            if let known = usable[index] {
+                read[index] = SourceRead(snapshot: known.snapshot, generation: isWatched ? nil : known.generation)
+                return known.snapshot
             }
+            let storage = suite.sources[index].storage
             // Invariant F5: evidence before the read (the generation, for a source no watch tells of).
-            let generation = watched.contains(index) ? nil : storage.generation
+            let generation = isWatched ? nil : storage.generation
             let snapshot = try storage.snapshot()
-            read[index] = (snapshot, generation)
+            read[index] = SourceRead(snapshot: snapshot, generation: generation)
             return snapshot
         }
     }
@@ -182,39 +208,41 @@ final class ExternalChanges: Sendable {
     func plan(for suite: DefaultsSuite, fresh: Bool) -> DeliveryPlan? {
         let taken = state.withLock { state -> SourceReads? in
             guard let reads = state.reads, reads.suite === suite else { return nil }
-            state.reads?.handedOver = [:]
-            state.reads?.changed = []
+            if !reads.handedOver.isEmpty { state.reads?.handedOver = [:] }
+            state.reads?.changed = 0
             return reads
         }
         guard let reads = taken else { return nil }
-        var usable: [Int: DomainSnapshot] = [:]
-        var generations: [Int: UInt64] = [:]
+        var usable = [SourceRead?](repeating: nil, count: reads.known.count)
         if !fresh {
             // Outside the state's lock, which is a leaf: a file domain's generation takes its engine's events.
-            for (index, known) in reads.known where !reads.changed.contains(index) {
-                if reads.watched.contains(index) {
-                    usable[index] = known.snapshot
+            for (index, known) in reads.known.enumerated() {
+                guard let known, reads.changed & (1 << UInt64(index)) == 0 else { continue }
+                if reads.isWatched(index) {
+                    usable[index] = known
                 } else if let generation = known.generation, suite.sources[index].storage.generation == generation {
-                    usable[index] = known.snapshot
-                    generations[index] = generation
+                    usable[index] = known
                 }
             }
-            usable.merge(reads.handedOver) { _, handed in handed }
+            for (index, handed) in reads.handedOver { usable[index] = SourceRead(snapshot: handed, generation: nil) }
         }
-        return DeliveryPlan(suite: suite, usable: usable, watched: reads.watched, generations: generations)
+        return DeliveryPlan(suite: suite, usable: usable, watched: reads.watched)
     }
 
     /// Records what a delivery's search took of `suite`'s sources, for the next.
-    func remember(_ read: [Int: (snapshot: DomainSnapshot, generation: UInt64?)], of suite: DefaultsSuite) {
+    func remember(_ read: [SourceRead?], of suite: DefaultsSuite) {
         state.withLock { state in
             guard state.reads?.suite === suite else { return }
-            state.reads?.known.merge(read) { _, new in new }
+            for (index, taken) in read.enumerated() where taken != nil { state.reads?.known[index] = taken }
         }
     }
 
     /// Forgets what deliveries read: the next reads every source (after a read that failed).
     func forgetReads() {
-        state.withLock { state in state.reads?.known = [:] }
+        state.withLock { state in
+            guard let count = state.reads?.known.count else { return }
+            state.reads?.known = Array(repeating: nil, count: count)
+        }
     }
 
     private let state = PrefsMutex(State())
@@ -242,18 +270,18 @@ final class ExternalChanges: Sendable {
     func start(for owner: RVS_PersistentPrefs) {
         guard !isWatching, let suite = try? owner.suiteForOperation() else { return }
         var made: [any DomainChangeWatch] = []
-        var watched = Set<Int>()
+        var watched: UInt64 = 0
         for (index, source) in suite.sources.enumerated() {
             guard let watch = source.storage.watchChanges(handingOver: { [weak self] snapshot in
                 self?.scheduleDelivery(source: index, handingOver: snapshot)
             }) else { continue }
             made.append(watch)
-            watched.insert(index)
+            watched |= 1 << UInt64(index)
         }
         state.withLock { state in
             state.reads = SourceReads(suite: suite, watched: watched)
         }
-        let seen = owner.currentCollectionForWatching(recording: true)
+        let seen = owner.foundForWatching(deliveringChange: false, recording: true)?.collection
         state.withLock { state in
             state.owner = InstanceReference(owner)
             state.watches = made
@@ -273,26 +301,32 @@ final class ExternalChanges: Sendable {
 
     /// The collection the observers were last told, for a write through the instance to start from
     /// (`[:]` when the first read failed).
-    var collectionLastTold: [String: PropertyListValue] { state.withLock { $0.lastTold ?? [:] } }
+    var collectionLastTold: [String: PropertyListValue] { state.withLock { $0.lastTold?.entries ?? [:] } }
 
     /// Records what a write through the instance told (or, when silenced, would have told), so that it is
     /// not told again as a change made elsewhere.
     func sawOwnWrite(_ collection: [String: PropertyListValue]) {
         state.withLock { state in
-            if state.active { state.lastTold = collection }
+            if state.active { state.lastTold = DeliveredCollection(collection) }
         }
     }
 
-    /// Makes `current` the collection last told, and returns the one it replaces; `nil` when it is the
-    /// same (nothing to tell) or watching stopped.
-    func replaceLastTold(with current: [String: PropertyListValue]) -> [String: PropertyListValue]? {
-        state.withLock { state in
-            guard state.active else { return nil }
-            let previous = state.lastTold ?? [:]
-            if PropertyListValue.dictionary(previous, isIdenticalTo: current) { return nil }
+    /// Makes `current` the collection last told, and returns the one it replaces with the names of the entries
+    /// that differ; `nil` when it is the same (nothing to tell) or watching stopped.
+    func replaceLastTold(with current: DeliveredCollection) -> (previous: DeliveredCollection, changed: Set<String>)? {
+        // What changed, worked out outside the state's lock (once for every instance that was last told the
+        // same version); the last told is then replaced only if it is still the one compared.
+        guard let previous = state.withLock({ state in state.active ? state.lastTold ?? DeliveredCollection([:]) : nil }),
+              let changed = current.changes(since: previous) else { return nil }
+        let replaced = state.withLock { state -> Bool in
+            guard state.active else { return false }
+            // Only a write through the instance replaces it meanwhile, and it holds the operation lock the
+            // caller holds: the check is a guard, not a race that happens.
+            guard state.lastTold == nil || state.lastTold === previous else { return false }
             state.lastTold = current
-            return previous
+            return true
         }
+        return replaced ? (previous, changed) : nil
     }
 
     /// Called on the watch thread of source `index`: notes what changed (the snapshot its watch handed over,
@@ -301,10 +335,10 @@ final class ExternalChanges: Sendable {
         let schedule = state.withLock { state -> Bool in
             if let snapshot {
                 state.reads?.handedOver[index] = snapshot
-                state.reads?.changed.remove(index)
+                state.reads?.changed &= ~(1 << UInt64(index))
             } else {
-                state.reads?.handedOver[index] = nil
-                state.reads?.changed.insert(index)
+                if state.reads?.handedOver.isEmpty == false { state.reads?.handedOver[index] = nil }
+                state.reads?.changed |= 1 << UInt64(index)
             }
             guard state.active, !state.deliveryScheduled else { return false }
             state.deliveryScheduled = true

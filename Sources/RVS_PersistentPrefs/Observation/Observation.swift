@@ -179,8 +179,9 @@ protocol AnyPrefsObserver: AnyObject, Sendable {
     func announces(_ write: CollectionWrite, to object: RVS_PersistentPrefs, over before: [String: PropertyListValue]) -> Bool
     /// Whether it hears `change` of `object`.
     func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool
-    /// Sends the `.prior` notification of a change from `before`.
-    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue])
+    /// Sends the `.prior` notification of a change from `before` (`shared`: the version other instances share,
+    /// when it is one).
+    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue], shared: DeliveredCollection?)
     /// Sends the notification of `change`.
     func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs)
 }
@@ -212,10 +213,11 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     /// that change one of them (SPEC §9); `nil` for any other key path, told of every change. Found the
     /// first time it is needed, by reading the key path over `collection` (which reads no storage: an
     /// observer registered while the instance resolves its suite must not make it resolve it again).
-    private func entries(of object: RVS_PersistentPrefs, over collection: [String: PropertyListValue]) -> Set<String>? {
+    private func entries(of object: RVS_PersistentPrefs, over collection: [String: PropertyListValue],
+                         shared: DeliveredCollection? = nil) -> Set<String>? {
         if let classification { return classification }
         let object = object as! Object  // registered through `observe` on an instance of `Object`
-        let (_, found) = object.reading(collection) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
+        let (_, found) = object.reading(collection, shared: shared) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
         classification = .some(found)
         return found
     }
@@ -228,8 +230,9 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     }
 
     /// The key path's value over `collection`: what it was, or became, in one change.
-    private func value(of object: Object, over collection: [String: PropertyListValue]) -> Value {
-        object.reading(collection) { Self.evaluate(keyPath, of: object) }
+    /// - Parameter shared: `collection` as the version other instances share, when it is one.
+    private func value(of object: Object, over collection: [String: PropertyListValue], shared: DeliveredCollection? = nil) -> Value {
+        object.reading(collection, shared: shared) { Self.evaluate(keyPath, of: object) }
     }
 
     var wantsPrior: Bool { options.contains(.prior) }
@@ -243,20 +246,20 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     }
 
     func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool {
-        guard let entries = entries(of: object, over: change.after) else { return true }
+        guard let entries = entries(of: object, over: change.after, shared: change.sharedAfter) else { return true }
         return entries.contains { !PropertyListValue.same(change.before[$0], change.after[$0]) }
     }
 
-    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue]) {
+    func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue], shared: DeliveredCollection?) {
         let object = object as! Object  // registered through `observe` on an instance of `Object`
-        let old = options.contains(.old) ? value(of: object, over: before) : nil
+        let old = options.contains(.old) ? value(of: object, over: before, shared: shared) : nil
         handler(object, PrefsObservedChange(kind: .setting, newValue: nil, oldValue: old, isPrior: true))
     }
 
     func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs) {
         let object = object as! Object
-        let old = options.contains(.old) ? value(of: object, over: change.before) : nil
-        let new = options.contains(.new) ? value(of: object, over: change.after) : nil
+        let old = options.contains(.old) ? value(of: object, over: change.before, shared: change.sharedBefore) : nil
+        let new = options.contains(.new) ? value(of: object, over: change.after, shared: change.sharedAfter) : nil
         handler(object, PrefsObservedChange(kind: .setting, newValue: new, oldValue: old, isPrior: false))
     }
 }

@@ -36,6 +36,12 @@ final class SwiftObservationSupport: Sendable {
     /// watching was turned on on the main actor, else `nil` (the delivery thread).
     private let externalChangeIsolation = PrefsMutex<HandlerIsolation?>(nil)
 
+    /// The one queue of calls to the main actor that every instance's Swift Observation calls for changes
+    /// made elsewhere share: one change heard by 2,000 instances then starts one task on the main actor that
+    /// tells them all, in the order they were queued, not 2,000 tasks. Each instance still queues one call at
+    /// most (see `pendingExternalChanges`).
+    private static let mainActorCalls = HandlerIsolation(MainActor.shared)
+
     init() {}
 
     /// Notes where watching was turned on: on the main actor, changes made elsewhere are then told to Swift
@@ -45,8 +51,8 @@ final class SwiftObservationSupport: Sendable {
         externalChangeIsolation.withLock { isolation in
             if !onMainActor {
                 isolation = nil
-            } else if isolation == nil {
-                isolation = HandlerIsolation(MainActor.shared)
+            } else {
+                isolation = Self.mainActorCalls
             }
         }
     }
@@ -71,6 +77,9 @@ final class SwiftObservationSupport: Sendable {
             return true
         }
     }
+
+    /// How many calls this instance has queued to tell changes made elsewhere and not yet run: 0 or 1.
+    var queuedExternalChangeCalls: Int { pendingExternalChanges.withLock { $0.queued ? 1 : 0 } }
 
     /// The entries waiting to be told, taken by the queued call that tells them.
     func takeExternalChanges() -> Set<String> {

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+/// Many instances of one suite and storage key hearing one change made elsewhere: what is derived from the
+/// same stored contents is derived once for all of them (issue 27, "watchers scale linearly"), and each is
+/// still told exactly its own change.
+@Suite("Changes made elsewhere: instances of one suite and storage key share the work of one change", .timeLimit(.minutes(2)))
+struct SharedDeliveryTests {
+    let directory = TemporaryDirectory()
+
+    private func conversions(_ instances: [WatchedPrefs]) -> Int {
+        instances.reduce(0) { $0 + $1.deliveryConversions.load(ordering: .relaxed) }
+    }
+
+    @Test("Five watching instances of one suite and storage key convert one change to native values once between them, and each is told it once")
+    func oneConversionForEveryInstance() throws {
+        let suite = try directory.fileSuite("shared", in: "prefs")
+        // Another suite object over the same file: a writer elsewhere, as another window or process would be.
+        let writer = WatchedPrefs(suite: try directory.fileSuite("shared", in: "prefs"))
+        writer.counter = 1
+        let instances = (0..<5).map { _ in WatchedPrefs(suite: suite) }
+        let logs = instances.map { _ in CountLog() }
+        let converted = conversions(instances)
+        var tokens: [PrefsObservation] = []
+        for (prefs, log) in zip(instances, logs) {
+            prefs.watchesExternalChanges = true
+            // A key path read through the subscript: its values are read over the native collection.
+            tokens.append(prefs.observe(\.counter, options: [.old, .new]) { _, change in
+                log.append(old: change.oldValue, new: change.newValue)
+            })
+        }
+        writer.counter = 2
+        for log in logs { #expect(log.waitForNew(2)) }
+        // The version they started from (one snapshot) and the version they were told (another): two
+        // conversions for all five. Each instance converting its own made 15 (its observer's classification,
+        // .old and .new).
+        #expect(conversions(instances) - converted == 2)
+        for log in logs {
+            #expect(log.all.count == 1)
+            #expect(log.all.first?.old == 1)
+            #expect(log.all.first?.new == 2)
+        }
+        for token in tokens { token.invalidate() }
+    }
+
+    @Test("Instances of one suite under different storage keys do not share a version: each is told its own collection")
+    func differentStorageKeysAreNotShared() throws {
+        let suite = try directory.fileSuite("shared", in: "prefs")
+        let first = WatchedPrefs(key: "first", suite: suite)
+        let second = WatchedPrefs(key: "second", suite: suite)
+        let firstLog = CountLog(), secondLog = CountLog()
+        first.watchesExternalChanges = true
+        second.watchesExternalChanges = true
+        let tokens = [
+            first.observe(\.counter, options: [.new]) { _, change in firstLog.append(old: nil, new: change.newValue) },
+            second.observe(\.counter, options: [.new]) { _, change in secondLog.append(old: nil, new: change.newValue) },
+        ]
+        // One write of both collections, made elsewhere: both instances find the change in one snapshot.
+        let elsewhere = try directory.fileSuite("shared", in: "prefs")
+        try elsewhere.persistentDomain.modify(repairing: .failIfUnreadable) { contents in
+            contents["first"] = .dictionary(["count": .integer(7)])
+            contents["second"] = .dictionary(["count": .integer(8)])
+        }
+        #expect(firstLog.waitForNew(7))
+        #expect(secondLog.waitForNew(8))
+        #expect(firstLog.all.map(\.new) == [7])
+        #expect(secondLog.all.map(\.new) == [8])
+        for token in tokens { token.invalidate() }
+    }
+}
