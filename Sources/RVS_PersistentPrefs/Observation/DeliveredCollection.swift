@@ -62,35 +62,36 @@ final class DeliveredCollection: @unchecked Sendable {
     }
 
     /// One version found: the snapshot it was found in, weakly (a version is shared while its snapshot lives:
-    /// the domain keeps its current snapshot, and a change makes a new one), and the shared collection.
+    /// the domain keeps its current snapshot, and a change makes a new one), the storage key, and the shared
+    /// collection.
     private struct Found {
         weak var snapshot: DomainSnapshot?
+        let storageKey: String
         let collection: DeliveredCollection
     }
 
-    /// A snapshot's identity and a storage key (the identity is checked against the live snapshot on use,
-    /// since an identity may be reused once its object is gone).
-    private struct FoundKey: Hashable {
-        let snapshot: ObjectIdentifier
-        let storageKey: String
-    }
-
-    /// The versions deliveries found, by snapshot and storage key; those whose snapshot is gone are dropped
-    /// as the table grows.
-    private static let versions = PrefsMutex<(found: [FoundKey: Found], pruneAt: Int)>(([:], 16))
+    /// The versions deliveries found, by their snapshot's identity (checked against the live snapshot on use,
+    /// since an identity may be reused once its object is gone; hashing it is cheaper than hashing the key);
+    /// those whose snapshot is gone are dropped as the table grows.
+    private static let versions = PrefsMutex<(found: [ObjectIdentifier: [Found]], pruneAt: Int)>(([:], 16))
 
     /// The shared version of the collection `entries` found under `storageKey` in `snapshot` (see the type's
     /// description); a version of its own when `snapshot` is `nil` (a value built from several domains).
     static func found(_ entries: [String: PropertyListValue], in snapshot: DomainSnapshot?, storageKey: String) -> DeliveredCollection {
         guard let snapshot else { return DeliveredCollection(entries) }
-        let key = FoundKey(snapshot: ObjectIdentifier(snapshot), storageKey: storageKey)
+        let identity = ObjectIdentifier(snapshot)
         return versions.withLock { versions in
             // Invariant F9: the snapshot is the generation: the same object is the same contents.
-            if let found = versions.found[key], found.snapshot === snapshot { return found.collection }
+            var list = versions.found[identity] ?? []
+            if let found = list.first(where: { $0.snapshot === snapshot && $0.storageKey == storageKey }) {
+                return found.collection
+            }
             let made = DeliveredCollection(entries)
-            versions.found[key] = Found(snapshot: snapshot, collection: made)
+            list.removeAll { $0.snapshot !== snapshot }
+            list.append(Found(snapshot: snapshot, storageKey: storageKey, collection: made))
+            versions.found[identity] = list
             if versions.found.count >= versions.pruneAt {
-                versions.found = versions.found.filter { $0.value.snapshot != nil }
+                versions.found = versions.found.filter { $0.value.contains { $0.snapshot != nil } }
                 versions.pruneAt = max(16, versions.found.count * 2)
             }
             return made

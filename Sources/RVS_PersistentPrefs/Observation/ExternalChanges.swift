@@ -83,7 +83,7 @@ extension RVS_PersistentPrefs {
             if let plan {
                 var ignored: [PrefsError] = []
                 found = try suite.find(storageKey, collection: false, problems: &ignored, reading: plan.snapshot(of:))
-                externalChanges.remember(plan.read, of: suite)
+                externalChanges.remember(plan, of: suite)
             } else {
                 found = try suite.find(storageKey)
             }
@@ -170,33 +170,57 @@ final class ExternalChanges: Sendable {
     }
 
     /// How one delivery's search takes each source's snapshot.
+    ///
+    /// It makes nothing per source: what deliveries knew is shared with the instance's state (copied only if
+    /// that changes meanwhile), and what the search reads (one source, most often) is kept inline.
     final class DeliveryPlan {
         private let suite: DefaultsSuite
-        /// By source: the snapshot usable without reading, with the generation it was known at (a source
-        /// with no watch), and what the search took.
-        private var usable: [SourceRead?]
+        /// What the last delivery read, by source; `nil` for every source at the start of watching (`fresh`).
+        private var known: [SourceRead?]?
         private let watched: UInt64
-        /// What the search took, by source: recorded for the next delivery.
-        private(set) var read: [SourceRead?]
+        /// The sources to read again: their watches fired (bit `index`).
+        private let changed: UInt64
+        private let handedOver: [Int: DomainSnapshot]
+        /// What the search read (or took from a watch) that the next delivery must know: the first inline,
+        /// any more after it.
+        private(set) var firstTaken: (index: Int, read: SourceRead)?
+        private(set) var moreTaken: [(index: Int, read: SourceRead)] = []
 
-        init(suite: DefaultsSuite, usable: [SourceRead?], watched: UInt64) {
-            (self.suite, self.usable, self.watched) = (suite, usable, watched)
-            read = Array(repeating: nil, count: usable.count)
+        init(suite: DefaultsSuite, known: [SourceRead?]?, watched: UInt64, changed: UInt64, handedOver: [Int: DomainSnapshot]) {
+            (self.suite, self.known, self.watched, self.changed, self.handedOver) = (suite, known, watched, changed, handedOver)
         }
 
-        /// The snapshot of source `index`: one known unchanged (its watch did not fire, or it reports the
-        /// generation it reported before the read that found it), the one its watch handed over, or a read.
+        /// Lets go of what the last delivery read, once the search is done: the instance's state then updates
+        /// it in place instead of copying it.
+        func finish() { known = nil }
+
+        private func take(_ index: Int, _ read: SourceRead) {
+            if firstTaken == nil { firstTaken = (index, read) } else { moreTaken.append((index, read)) }
+        }
+
+        /// The snapshot of source `index`: the one its watch handed over, one known unchanged (its watch did
+        /// not fire, or it reports the generation it reported before the read that found it), or a read.
         func snapshot(of index: Int) throws(PrefsError) -> DomainSnapshot {
-            let isWatched = watched & (1 << UInt64(index)) != 0
-            if let known = usable[index] {
-                read[index] = SourceRead(snapshot: known.snapshot, generation: isWatched ? nil : known.generation)
-                return known.snapshot
-            }
+            let bit: UInt64 = 1 << UInt64(index)
+            let isWatched = watched & bit != 0
             let storage = suite.sources[index].storage
+            if let known {
+                if let handed = handedOver[index] {
+                    take(index, SourceRead(snapshot: handed, generation: nil))
+                    return handed
+                }
+                if changed & bit == 0, let read = known[index] {
+                    // A watched source whose watch did not fire; a source with no watch whose generation is
+                    // the one it reported before the read that found it (compared outside any lock: a file
+                    // domain's generation takes its engine's events).
+                    if isWatched { return read.snapshot }
+                    if let generation = read.generation, storage.generation == generation { return read.snapshot }
+                }
+            }
             // Invariant F5: evidence before the read (the generation, for a source no watch tells of).
             let generation = isWatched ? nil : storage.generation
             let snapshot = try storage.snapshot()
-            read[index] = SourceRead(snapshot: snapshot, generation: generation)
+            take(index, SourceRead(snapshot: snapshot, generation: generation))
             return snapshot
         }
     }
@@ -206,34 +230,23 @@ final class ExternalChanges: Sendable {
     /// another. `nil` when `suite` is not the one watched (an override of `userDefaults` that changed): the
     /// delivery then searches as any read does.
     func plan(for suite: DefaultsSuite, fresh: Bool) -> DeliveryPlan? {
-        let taken = state.withLock { state -> SourceReads? in
+        state.withLock { state -> DeliveryPlan? in
             guard let reads = state.reads, reads.suite === suite else { return nil }
             if !reads.handedOver.isEmpty { state.reads?.handedOver = [:] }
             state.reads?.changed = 0
-            return reads
+            return DeliveryPlan(suite: suite, known: fresh ? nil : reads.known, watched: reads.watched,
+                                changed: reads.changed, handedOver: reads.handedOver)
         }
-        guard let reads = taken else { return nil }
-        var usable = [SourceRead?](repeating: nil, count: reads.known.count)
-        if !fresh {
-            // Outside the state's lock, which is a leaf: a file domain's generation takes its engine's events.
-            for (index, known) in reads.known.enumerated() {
-                guard let known, reads.changed & (1 << UInt64(index)) == 0 else { continue }
-                if reads.isWatched(index) {
-                    usable[index] = known
-                } else if let generation = known.generation, suite.sources[index].storage.generation == generation {
-                    usable[index] = known
-                }
-            }
-            for (index, handed) in reads.handedOver { usable[index] = SourceRead(snapshot: handed, generation: nil) }
-        }
-        return DeliveryPlan(suite: suite, usable: usable, watched: reads.watched)
     }
 
-    /// Records what a delivery's search took of `suite`'s sources, for the next.
-    func remember(_ read: [SourceRead?], of suite: DefaultsSuite) {
+    /// Records what a delivery's search read of `suite`'s sources, for the next.
+    func remember(_ plan: DeliveryPlan, of suite: DefaultsSuite) {
+        plan.finish()
+        guard let first = plan.firstTaken else { return }
         state.withLock { state in
             guard state.reads?.suite === suite else { return }
-            for (index, taken) in read.enumerated() where taken != nil { state.reads?.known[index] = taken }
+            state.reads?.known[first.index] = first.read
+            for (index, read) in plan.moreTaken { state.reads?.known[index] = read }
         }
     }
 

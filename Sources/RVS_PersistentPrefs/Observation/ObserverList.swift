@@ -67,7 +67,8 @@ final class ObserverList: Sendable {
 
     /// Gives `change` to every change stream.
     func publish(_ change: PrefsChange) {
-        let continuations = state.withLock { Array($0.streams.values) }
+        // Nothing made when no stream listens (most instances): a change heard by thousands is told to each.
+        guard let continuations = state.withLock({ $0.streams.isEmpty ? nil : Array($0.streams.values) }) else { return }
         for continuation in continuations { continuation.yield(change) }
     }
 
