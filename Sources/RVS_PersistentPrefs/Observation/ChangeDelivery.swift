@@ -151,7 +151,12 @@ extension RVS_PersistentPrefs {
             }
         }
         for registration in audience where observers.isRegistered(registration.id) {
-            call(registration) { $0.send(change, to: self) }
+            // A handler that runs here is called directly: no call queued, nothing made for it.
+            if registration.observer.isolation == nil {
+                registration.observer.send(change, to: self)
+            } else {
+                call(registration) { $0.send(change, to: self) }
+            }
         }
         observers.publish(PrefsChange(collection: change.after))
         if change.madeElsewhere, let isolation = swiftObservation.isolationForExternalChanges {

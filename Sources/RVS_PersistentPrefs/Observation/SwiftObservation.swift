@@ -71,7 +71,8 @@ final class SwiftObservationSupport: Sendable {
     /// Adds `entries` to those waiting to be told; returns whether a call must be queued to tell them.
     func noteExternalChange(ofEntries entries: Set<String>) -> Bool {
         pendingExternalChanges.withLock { pending in
-            pending.entries.formUnion(entries)
+            // The first change noted is taken as it is (one change heard by thousands of instances is one set).
+            if pending.entries.isEmpty { pending.entries = entries } else { pending.entries.formUnion(entries) }
             guard !pending.queued else { return false }
             pending.queued = true
             return true
