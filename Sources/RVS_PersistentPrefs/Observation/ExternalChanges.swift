@@ -285,7 +285,8 @@ final class ExternalChanges: Sendable {
         var made: [any DomainChangeWatch] = []
         var watched: UInt64 = 0
         for (index, source) in suite.sources.enumerated() {
-            guard let watch = source.storage.watchChanges(handingOver: { [weak self] snapshot in
+            // One watch of the domain for every watching instance of the process (see SharedDomainWatch).
+            guard let watch = SharedDomainWatch.join(source.storage, { [weak self] snapshot in
                 self?.scheduleDelivery(source: index, handingOver: snapshot)
             }) else { continue }
             made.append(watch)
