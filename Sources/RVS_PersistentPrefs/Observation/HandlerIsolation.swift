@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import PrefsStorage
 import Synchronization
 
@@ -54,8 +55,28 @@ final class HandlerIsolation: Sendable {
     /// once the main thread parks in `dispatchMain()` (an async `main` does), a worker thread drains the
     /// main queue, and the main actor with it.
     static var isOnMainQueue: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+        isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
+
+    /// Whether this thread is the process's main thread, asked of Foundation once per thread and kept in a
+    /// thread-specific value: `Thread.isMainThread` makes two system calls on Linux (`getpid`, `gettid`), and a
+    /// change made elsewhere heard by thousands of watching instances asks it once for each.
+    private static var isMainThread: Bool {
+        let known = pthread_getspecific(mainThreadKey)
+        if let known { return known == mainThreadMark }
+        let isMain = Thread.isMainThread
+        pthread_setspecific(mainThreadKey, isMain ? mainThreadMark : otherThreadMark)
+        return isMain
+    }
+
+    /// The thread-specific value's key, and the two values it holds (addresses of their own, never freed).
+    private static let mainThreadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+    private nonisolated(unsafe) static let mainThreadMark = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    private nonisolated(unsafe) static let otherThreadMark = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     /// Makes `call` on the handler's actor: now, when this thread is that actor's and nothing is queued
     /// before it; otherwise queued, to run there after what was queued before.
