@@ -21,7 +21,6 @@ final class DeliveredCollection: @unchecked Sendable {
     let entries: [String: PropertyListValue]
 
     private struct Memo {
-        var native: [String: Any]?
         /// The last version `changes(since:)` was asked about (weak: versions do not keep older ones alive)
         /// and what it found.
         weak var base: DeliveredCollection?
@@ -29,6 +28,12 @@ final class DeliveredCollection: @unchecked Sendable {
     }
 
     private let memo = PrefsMutex(Memo())
+    /// The native form, made once under `converting` and never changed after `converted` is set: the thousands
+    /// of instances that read it afterwards take no lock (a lock every delivery thread takes in turn for each
+    /// instance is contended, and a contended lock is system calls).
+    @exclusivity(unchecked) private var nativeForm: [String: Any] = [:]
+    private let converted = Atomic<Bool>(false)
+    private let converting = PrefsMutex<Void>(())
 
     init(_ entries: [String: PropertyListValue]) {
         self.entries = entries
@@ -38,12 +43,14 @@ final class DeliveredCollection: @unchecked Sendable {
     /// - Parameter counting: The instance asking, whose ``RVS_PersistentPrefs/deliveryConversions`` counts the
     ///   conversion if it is the one that makes it.
     func native(counting instance: RVS_PersistentPrefs? = nil) -> [String: Any] {
-        memo.withLock { memo in
-            if let native = memo.native { return native }
-            let native = entries.nativeValues
-            memo.native = native
+        // Written before `converted` is set (releasing), read only after it is seen set (acquiring).
+        if converted.load(ordering: .acquiring) { return nativeForm }
+        return converting.withLock { _ in
+            if converted.load(ordering: .acquiring) { return nativeForm }
+            nativeForm = entries.nativeValues
+            converted.store(true, ordering: .releasing)
             instance?.deliveryConversions.add(1, ordering: .relaxed)
-            return native
+            return nativeForm
         }
     }
 
