@@ -5,6 +5,35 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
+/// A backend over an in-memory domain whose watches are counted: how many were started, and how many are running.
+private final class CountedWatchDomain: DomainStorage, @unchecked Sendable {
+    let inner = InMemoryDomainStorage()
+    let started = WaitableValue(0)
+    let running = WaitableValue(0)
+    var location: String { "counted" }
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try inner.snapshot() }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try inner.modify(repairing: policy, transform)
+    }
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) -> (any DomainChangeWatch)? {
+        guard let watch = inner.watchChanges(onChange) else { return nil }
+        started.update { $0 += 1 }
+        running.update { $0 += 1 }
+        return CountedWatch(watch, running: running)
+    }
+
+    private final class CountedWatch: DomainChangeWatch {
+        let watch: any DomainChangeWatch
+        let running: WaitableValue<Int>
+        init(_ watch: any DomainChangeWatch, running: WaitableValue<Int>) { (self.watch, self.running) = (watch, running) }
+        func cancel() {
+            watch.cancel()
+            running.update { $0 -= 1 }
+        }
+    }
+}
+
 /// Many instances of one suite and storage key hearing one change made elsewhere: what is derived from the
 /// same stored contents is derived once for all of them (issue 27, "watchers scale linearly"), and each is
 /// still told exactly its own change.
@@ -44,6 +73,36 @@ struct SharedDeliveryTests {
             #expect(log.all.first?.old == 1)
             #expect(log.all.first?.new == 2)
         }
+        for token in tokens { token.invalidate() }
+    }
+
+    @Test("Five watching instances of one domain start one watch of it between them, all hear its calls, and the last to stop cancels it")
+    func oneWatchOfADomainForEveryInstance() throws {
+        let domain = CountedWatchDomain()
+        let suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+        let instances = (0..<5).map { _ in WatchedPrefs(suite: suite) }
+        let logs = instances.map { _ in CountLog() }
+        var tokens: [PrefsObservation] = []
+        for (prefs, log) in zip(instances, logs) {
+            prefs.watchesExternalChanges = true
+            tokens.append(prefs.observe(\.counter, options: [.new]) { _, change in log.append(old: nil, new: change.newValue) })
+        }
+        // One watch for five instances (each started its own before).
+        #expect(domain.started.current == 1)
+        // A write elsewhere (another instance over the same domain object, not watching): all five hear it.
+        WatchedPrefs(suite: DefaultsSuite(persistentDomain: domain, arguments: [])).counter = 3
+        for log in logs { #expect(log.waitForNew(3)) }
+        // The watch runs until the last instance stops watching.
+        for prefs in instances.dropLast() { prefs.watchesExternalChanges = false }
+        #expect(domain.running.current == 1)
+        instances.last?.watchesExternalChanges = false
+        #expect(domain.running.current == 0)
+        // Watching again starts a watch again.
+        instances[0].watchesExternalChanges = true
+        #expect(domain.started.current == 2)
+        #expect(domain.running.current == 1)
+        instances[0].watchesExternalChanges = false
+        #expect(domain.running.current == 0)
         for token in tokens { token.invalidate() }
     }
 
