@@ -80,7 +80,7 @@ final class DeliveredCollection: @unchecked Sendable {
     /// The versions deliveries found, by their snapshot's identity (checked against the live snapshot on use,
     /// since an identity may be reused once its object is gone; hashing it is cheaper than hashing the key);
     /// those whose snapshot is gone are dropped as the table grows.
-    private static let versions = PrefsMutex<(found: [ObjectIdentifier: [Found]], pruneAt: Int)>(([:], 16))
+    private static let versions = PrefsMutex<(found: [ObjectIdentifier: [Found]], pruneAt: Int, last: Found?)>(([:], 16, nil))
 
     /// The shared version of the collection `entries` found under `storageKey` in `snapshot` (see the type's
     /// description); a version of its own when `snapshot` is `nil` (a value built from several domains).
@@ -89,13 +89,18 @@ final class DeliveredCollection: @unchecked Sendable {
         let identity = ObjectIdentifier(snapshot)
         return versions.withLock { versions in
             // Invariant F9: the snapshot is the generation: the same object is the same contents.
+            // The version found last first: the thousands of instances hearing one change ask for it in turn.
+            if let last = versions.last, last.snapshot === snapshot, last.storageKey == storageKey { return last.collection }
             var list = versions.found[identity] ?? []
             if let found = list.first(where: { $0.snapshot === snapshot && $0.storageKey == storageKey }) {
+                versions.last = found
                 return found.collection
             }
             let made = DeliveredCollection(entries)
             list.removeAll { $0.snapshot !== snapshot }
-            list.append(Found(snapshot: snapshot, storageKey: storageKey, collection: made))
+            let found = Found(snapshot: snapshot, storageKey: storageKey, collection: made)
+            list.append(found)
+            versions.last = found
             versions.found[identity] = list
             if versions.found.count >= versions.pruneAt {
                 versions.found = versions.found.filter { $0.value.contains { $0.snapshot != nil } }
