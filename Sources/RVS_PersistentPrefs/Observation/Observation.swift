@@ -198,10 +198,6 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     let isolation: HandlerIsolation?
     /// What ``entries(of:over:)`` found, once it has looked.
     private var classification: Set<String>??
-    /// The key path's value read while classifying over a shared version of the collection (a change made
-    /// elsewhere), for `send` to use rather than read it again over the same version: the first change told to
-    /// an observer then reads its key path once, not twice. Kept only until that `send`.
-    private var classifiedValue: (collection: DeliveredCollection, value: Value)?
 
     init(
         keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, isolation: HandlerIsolation?,
@@ -221,9 +217,8 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
                          shared: DeliveredCollection? = nil) -> Set<String>? {
         if let classification { return classification }
         let object = object as! Object  // registered through `observe` on an instance of `Object`
-        let (value, found) = object.reading(collection, shared: shared) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
+        let (_, found) = object.reading(collection, shared: shared) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
         classification = .some(found)
-        if let shared, options.contains(.new) { classifiedValue = (shared, value) }
         return found
     }
 
@@ -263,15 +258,8 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
 
     func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs) {
         let object = object as! Object
-        let classified = classifiedValue
-        classifiedValue = nil
         let old = options.contains(.old) ? value(of: object, over: change.before, shared: change.sharedBefore) : nil
-        let new: Value?
-        if let classified, let shared = change.sharedAfter, classified.collection === shared {
-            new = classified.value
-        } else {
-            new = options.contains(.new) ? value(of: object, over: change.after, shared: change.sharedAfter) : nil
-        }
+        let new = options.contains(.new) ? value(of: object, over: change.after, shared: change.sharedAfter) : nil
         handler(object, PrefsObservedChange(kind: .setting, newValue: new, oldValue: old, isPrior: false))
     }
 }
