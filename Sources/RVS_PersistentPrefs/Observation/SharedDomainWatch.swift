@@ -26,7 +26,29 @@ final class SharedDomainWatch: Sendable {
     }
 
     private let storage: any DomainStorage
-    private let identity: ObjectIdentifier
+    private let key: Key
+
+    /// What a watch is shared by: the domain object, and the settings a watch started now would take
+    /// (``DomainWatching`` applies to watches started afterwards, so an instance that starts watching after
+    /// they changed gets a watch of its own with the new ones).
+    private struct Key: Hashable {
+        let storage: ObjectIdentifier
+        let pollingInterval: Duration
+        let fallback: Int
+
+        init(_ storage: any DomainStorage) {
+            self.storage = ObjectIdentifier(storage)
+            let settings = (storage as? FileDomainStorage)?.watchSettings
+                ?? (DomainWatching.forcedFallback, DomainWatching.pollingInterval)
+            pollingInterval = settings.pollingInterval
+            fallback = switch settings.fallback {
+            case .none: 0
+            case .inotifyUnavailable: 1
+            case .watchLimitReached: 2
+            case .eventsIncomplete: 3
+            }
+        }
+    }
     /// The members and the watch. A leaf: nothing is taken while it is held, and no handler runs under it.
     private let members = PrefsMutex(Members())
     /// Held while the domain's watch is started or cancelled, so that a member joining meanwhile waits until it
@@ -35,24 +57,23 @@ final class SharedDomainWatch: Sendable {
     private let lifecycle = PrefsMutex<Void>(())
 
     /// The shared watch of each domain object watched now. A leaf.
-    private static let watches = PrefsMutex<[ObjectIdentifier: SharedDomainWatch]>([:])
+    private static let watches = PrefsMutex<[Key: SharedDomainWatch]>([:])
     private static let lastMemberID = Atomic<Int>(0)
 
-    private init(storage: any DomainStorage) {
-        self.storage = storage
-        identity = ObjectIdentifier(storage)
+    private init(storage: any DomainStorage, key: Key) {
+        (self.storage, self.key) = (storage, key)
     }
 
     /// Makes `handler` hear every call of `storage`'s watch, starting that watch if no member has; `nil` when the
     /// domain cannot tell of changes (its `watchChanges` returns `nil`). Cancelling the membership, or releasing
     /// it, leaves; the last member to leave cancels the watch.
     static func join(_ storage: any DomainStorage, _ handler: @escaping Handler) -> (any DomainChangeWatch)? {
-        let identity = ObjectIdentifier(storage)
+        let key = Key(storage)
         while true {
             let shared = watches.withLock { watches -> SharedDomainWatch in
-                if let existing = watches[identity] { return existing }
-                let made = SharedDomainWatch(storage: storage)
-                watches[identity] = made
+                if let existing = watches[key] { return existing }
+                let made = SharedDomainWatch(storage: storage, key: key)
+                watches[key] = made
                 return made
             }
             // `nil`: it was retired meanwhile (its last member left); join the next one.
@@ -111,7 +132,7 @@ final class SharedDomainWatch: Sendable {
             return members.watch
         }
         Self.watches.withLock { watches in
-            if watches[identity] === self { watches[identity] = nil }
+            if watches[key] === self { watches[key] = nil }
         }
         // Outside every leaf lock: cancelling may wait for the watch's thread, whose calls take the members' lock.
         watch?.cancel()
