@@ -207,7 +207,8 @@ public final class DefaultsSuite: Sendable {
         /// The registration domain's version, when the search consulted it.
         let registration: UInt64?
         /// The suite's engine's count of changes at which every generation was last found as kept, when a domain
-        /// consulted has the engine's generations: while it stands, only `own` need be compared.
+        /// consulted has the engine's generations: while it stands, only the first `ownCount` generations (and the
+        /// registration domain's version) need be compared.
         let engineCount: Atomic<UInt64>
         /// Whether a domain consulted has the engine's generations (else `engineCount` means nothing).
         let usesEngine: Bool

@@ -127,6 +127,10 @@ package final class WatchEngine: ReadFreshness {
     ///
     /// The one system call is a `poll()` of the inotify descriptor and of the mount table together, so that
     /// an unmount made before the read began is seen by it, like any event.
+    ///
+    /// It runs no handler and no domain's code on the calling thread (the watch thread delivers what a drain
+    /// here found): a suite's quick check relies on that to hold its kept read unretained (ARCHITECTURE.md,
+    /// "An unchanged read"). A delivery made here could release it.
     @inline(__always)
     func takePendingEventsNow() {
         // Invariant F1: pending events first (a drain under way is waited for: the odd sequence; else one ppoll).

@@ -21,6 +21,9 @@ final class DictionaryDomain: DomainStorage {
         var deliveryReads = 0
     }
     private let state = Mutex(State())
+    /// Held while watchers are told, so that two writers' calls cannot cross: each call hands over what the
+    /// domain holds when it is made, so the snapshots handed over never go back (the contract's "never older").
+    private let telling = Mutex(())
     let location = "dictionary domain"
 
     func snapshot() throws(PrefsError) -> DomainSnapshot {
@@ -54,7 +57,12 @@ final class DictionaryDomain: DomainStorage {
             state.version += 1
             return (state.snapshot, Array(state.watchers.values))
         }
-        for watcher in watchers { watcher(snapshot) }
+        if !watchers.isEmpty {
+            telling.withLock { _ in
+                let current = state.withLock { $0.snapshot }
+                for watcher in watchers { watcher(current) }
+            }
+        }
         return snapshot
     }
 
