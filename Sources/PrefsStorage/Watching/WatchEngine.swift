@@ -93,6 +93,9 @@ package final class WatchEngine: ReadFreshness {
     /// event queue), counted before any watcher is called, so that a test can tell a wake-up it caused from those.
     package var everyPathWoken: Int { state.withLock { $0.everyPathWoken } }
 
+    /// How many subscriptions the engine holds (for tests).
+    package var subscriptionCount: Int { state.withLock { $0.subscriptions.entries.count } }
+
     /// For tests, on an engine of their own: makes creating the watch thread fail, as `pthread_create` can.
     package var threadCreationFails: Bool {
         get { state.withLock { $0.failsThreadCreation } }

@@ -296,12 +296,20 @@ final class ExternalChanges: Sendable {
             state.reads = SourceReads(suite: suite, watched: watched)
         }
         let seen = owner.foundForWatching(deliveringChange: false, recording: true)?.collection
-        state.withLock { state in
+        let missed = state.withLock { state -> Bool in
             state.owner = InstanceReference(owner)
             state.watches = made
             state.active = true
             state.lastTold = seen
+            // A watch's call after the first read's plan and before this point found watching inactive and queued
+            // nothing: its change may be newer than what the first read found, so a delivery looks.
+            guard let reads = state.reads, reads.changed != 0 || !reads.handedOver.isEmpty, !state.deliveryScheduled else {
+                return false
+            }
+            state.deliveryScheduled = true
+            return true
         }
+        if missed { queueDelivery() }
     }
 
     /// Stops watching; idempotent. May be called from a handler.
@@ -319,9 +327,19 @@ final class ExternalChanges: Sendable {
 
     /// Records what a write through the instance told (or, when silenced, would have told), so that it is
     /// not told again as a change made elsewhere.
+    ///
+    /// What the last delivery read of each source, and any snapshot a watch handed over, is from before the write:
+    /// a delivery queued before it, reusing them for a source whose event is not drained yet, would tell the
+    /// write undone (its collection, then the earlier one). So every watched source is read again by the next
+    /// delivery, which then finds what the write made.
     func sawOwnWrite(_ collection: [String: PropertyListValue]) {
         state.withLock { state in
-            if state.active { state.lastTold = DeliveredCollection(collection) }
+            guard state.active else { return }
+            state.lastTold = DeliveredCollection(collection)
+            if let watched = state.reads?.watched {
+                state.reads?.changed = watched
+                state.reads?.handedOver = [:]
+            }
         }
     }
 
@@ -358,7 +376,11 @@ final class ExternalChanges: Sendable {
             state.deliveryScheduled = true
             return true
         }
-        guard schedule else { return }
+        if schedule { queueDelivery() }
+    }
+
+    /// Queues one delivery on the instance's lane (`deliveryScheduled` was set by the caller).
+    private func queueDelivery() {
         lane.run { [self] in
             let owner = state.withLock { state -> InstanceReference? in
                 state.deliveryScheduled = false

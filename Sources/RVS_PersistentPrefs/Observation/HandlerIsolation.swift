@@ -62,6 +62,7 @@ final class HandlerIsolation: Sendable {
     /// thread-specific value: `Thread.isMainThread` makes two system calls on Linux (`getpid`, `gettid`), and a
     /// change made elsewhere heard by thousands of watching instances asks it once for each.
     private static var isMainThread: Bool {
+        guard let mainThreadKey else { return Thread.isMainThread }
         let known = pthread_getspecific(mainThreadKey)
         if let known { return known == mainThreadMark }
         let isMain = Thread.isMainThread
@@ -69,11 +70,11 @@ final class HandlerIsolation: Sendable {
         return isMain
     }
 
-    /// The thread-specific value's key, and the two values it holds (addresses of their own, never freed).
-    private static let mainThreadKey: pthread_key_t = {
+    /// The thread-specific value's key (`nil` when none could be made: then Foundation is asked every time), and
+    /// the two values it holds (addresses of their own, never freed).
+    private static let mainThreadKey: pthread_key_t? = {
         var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
+        return pthread_key_create(&key, nil) == 0 ? key : nil
     }()
     private nonisolated(unsafe) static let mainThreadMark = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     private nonisolated(unsafe) static let otherThreadMark = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
@@ -102,16 +103,22 @@ final class HandlerIsolation: Sendable {
     /// How many calls wait on the actor's queue (for tests).
     var queuedCalls: Int { queue.withLock { $0.calls.count } }
 
-    /// Runs the queued calls on `actor`, oldest first, until none is left.
+    /// Runs the calls queued when it begins on `actor`, oldest first; those queued meanwhile run in a task of
+    /// their own, so that the actor's other work runs in between. (The main actor's queue is shared by every
+    /// watching instance: one task running until the queue is empty never ended while thousands of instances
+    /// heard changes faster than they were told, and nothing else ran on the main actor.)
     private func drain(on actor: isolated any Actor) {
-        while let call = queue.withLock({ queue -> Call? in
-            guard !queue.calls.isEmpty else {
-                queue.draining = false
-                return nil
-            }
-            return queue.calls.removeFirst()
-        }) {
-            call.run()
+        let calls = queue.withLock { queue -> [Call] in
+            defer { queue.calls.removeAll(keepingCapacity: true) }
+            return queue.calls
+        }
+        for call in calls { call.run() }
+        let more = queue.withLock { queue -> Bool in
+            if queue.calls.isEmpty { queue.draining = false }
+            return queue.draining
+        }
+        if more {
+            Task { [self] in drain(on: actor) }
         }
     }
 }

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Why: 2,000 instances of one suite each placed their own watch of each of its domains: 2,000 subscriptions
 /// for the watch engine to add, remove and call one by one (about a third of the cost of starting and of
-/// telling a change, issue 27 "watchers scale linearly"), and over etcd a watch stream, with its thread and
-/// connection, per instance. A watch is about the domain, not the instance: one per domain object serves all.
+/// telling a change, issue 27 "watchers scale linearly"). A watch is about the domain, not the instance: one per
+/// domain object serves all, for the local domains (see ``join(_:_:)``).
 ///
 /// Each member hears what its own watch would have told it: calls for every change after it joined (the
 /// watch is in place before `join` returns, so before the member's first read), possibly coalesced, and
@@ -67,7 +67,16 @@ final class SharedDomainWatch: Sendable {
     /// Makes `handler` hear every call of `storage`'s watch, starting that watch if no member has; `nil` when the
     /// domain cannot tell of changes (its `watchChanges` returns `nil`). Cancelling the membership, or releasing
     /// it, leaves; the last member to leave cancels the watch.
+    ///
+    /// Only the package's local domains (files, administrators' files, memory) share: starting their watch makes
+    /// no network round trip, so `lifecycle` is held for moments. An etcd domain's watch, or a backend's of its own,
+    /// may wait for a network or anything else to start (etcd reads the domain's revision first, up to its
+    /// timeout), and every instance joining or leaving, reads included, would wait on `lifecycle` meanwhile
+    /// (issue 27: no instance lock across a round trip): each of their instances keeps a watch of its own.
     static func join(_ storage: any DomainStorage, _ handler: @escaping Handler) -> (any DomainChangeWatch)? {
+        guard storage is FileDomainStorage || storage is AdministratorDomainStorage || storage is InMemoryDomainStorage else {
+            return storage.watchChanges(handingOver: handler)
+        }
         let key = Key(storage)
         while true {
             let shared = watches.withLock { watches -> SharedDomainWatch in

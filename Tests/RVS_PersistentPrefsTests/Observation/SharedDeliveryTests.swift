@@ -76,8 +76,38 @@ struct SharedDeliveryTests {
         for token in tokens { token.invalidate() }
     }
 
-    @Test("Five watching instances of one domain start one watch of it between them, all hear its calls, and the last to stop cancels it")
-    func oneWatchOfADomainForEveryInstance() throws {
+    @Test("Five watching instances of one file domain place one subscription of it between them, all hear a change made elsewhere, and the last to stop removes it")
+    func oneWatchOfAFileDomainForEveryInstance() throws {
+        let directory = TemporaryDirectory()
+        let engine = WatchEngine()
+        let domain = try FileDomainStorage(directory: directory.path, name: "shared", durable: false, system: .live, freshness: engine)
+        let suite = DefaultsSuite(persistentDomain: domain, globalDomain: nil, argumentDomain: [:])
+        let instances = (0..<5).map { _ in WatchedPrefs(suite: suite) }
+        let logs = instances.map { _ in CountLog() }
+        var tokens: [PrefsObservation] = []
+        var placed: [Int] = []
+        for (prefs, log) in zip(instances, logs) {
+            prefs.watchesExternalChanges = true
+            tokens.append(prefs.observe(\.counter, options: [.new]) { _, change in log.append(old: nil, new: change.newValue) })
+            placed.append(engine.subscriptionCount)
+        }
+        // The first placed the watch; the other four joined it (each placed its own before).
+        #expect(Set(placed.dropFirst()) == [placed[0]], "subscriptions after each instance started watching: \(placed)")
+        // A write elsewhere (another domain object over the file, with an engine of its own): all five hear it.
+        let elsewhere = try FileDomainStorage(directory: directory.path, name: "shared", durable: false, system: .live,
+                                              freshness: WatchEngine())
+        WatchedPrefs(suite: DefaultsSuite(persistentDomain: elsewhere, globalDomain: nil, argumentDomain: [:])).counter = 3
+        for log in logs { #expect(log.waitForNew(3)) }
+        // The watch runs until the last instance stops watching.
+        for prefs in instances.dropLast() { prefs.watchesExternalChanges = false }
+        #expect(engine.subscriptionCount == placed[0])
+        instances.last?.watchesExternalChanges = false
+        #expect(engine.subscriptionCount == placed[0] - 1)
+        for token in tokens { token.invalidate() }
+    }
+
+    @Test("Watching instances over a backend of one's own keep a watch each (its start may wait for a network), and each stops its own")
+    func aBackendOfOnesOwnIsWatchedPerInstance() throws {
         let domain = CountedWatchDomain()
         let suite = DefaultsSuite(persistentDomain: domain, arguments: [])
         let instances = (0..<5).map { _ in WatchedPrefs(suite: suite) }
@@ -87,21 +117,12 @@ struct SharedDeliveryTests {
             prefs.watchesExternalChanges = true
             tokens.append(prefs.observe(\.counter, options: [.new]) { _, change in log.append(old: nil, new: change.newValue) })
         }
-        // One watch for five instances (each started its own before).
-        #expect(domain.started.current == 1)
-        // A write elsewhere (another instance over the same domain object, not watching): all five hear it.
+        // Shared, a watch whose start waited (an etcd domain reads its revision first, up to its timeout) would
+        // keep every other instance's switch of watching, and its reads, waiting meanwhile.
+        #expect(domain.started.current == 5)
         WatchedPrefs(suite: DefaultsSuite(persistentDomain: domain, arguments: [])).counter = 3
         for log in logs { #expect(log.waitForNew(3)) }
-        // The watch runs until the last instance stops watching.
-        for prefs in instances.dropLast() { prefs.watchesExternalChanges = false }
-        #expect(domain.running.current == 1)
-        instances.last?.watchesExternalChanges = false
-        #expect(domain.running.current == 0)
-        // Watching again starts a watch again.
-        instances[0].watchesExternalChanges = true
-        #expect(domain.started.current == 2)
-        #expect(domain.running.current == 1)
-        instances[0].watchesExternalChanges = false
+        for prefs in instances { prefs.watchesExternalChanges = false }
         #expect(domain.running.current == 0)
         for token in tokens { token.invalidate() }
     }
