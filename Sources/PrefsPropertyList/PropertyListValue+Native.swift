@@ -52,6 +52,14 @@ extension PropertyListValue {
         if type == Self.floatType { return .float(value as! Float) }
         if type == Self.dictionaryType { return convert(value as! [String: Any], depth: depth) }
         if type == Self.arrayType { return convert(value as! [Any], depth: depth) }
+        // Arrays of one scalar type, by metatype too: as `[Any]` below, each element would be boxed and cast
+        // again. (Their elements are one level down, which must still be allowed.)
+        if depth < maximumValueDepth {
+            if type == Self.intArrayType { return .array((value as! [Int]).map(PropertyListValue.integer)) }
+            if type == Self.stringArrayType { return .array((value as! [String]).map(PropertyListValue.string)) }
+            if type == Self.doubleArrayType { return .array((value as! [Double]).map(PropertyListValue.real)) }
+            if type == Self.boolArrayType { return .array((value as! [Bool]).map(PropertyListValue.bool)) }
+        }
         switch value {
         case let string as String: return .string(string)
         case let bool as Bool: return .bool(bool)
@@ -60,10 +68,11 @@ extension PropertyListValue {
         case let data as Data: return .data(data)
         case let double as Double: return .real(double)
         case let float as Float: return .float(float)
-        case let real as any BinaryFloatingPoint: return .real(Double(real))  // CGFloat, Float16, Float80
-        case let int as any BinaryInteger: return integer(exactly: int)
+        // Containers before the numeric protocols, whose casts look conformances up: nothing is both.
         case let dictionary as [String: Any]: return convert(dictionary, depth: depth)
         case let array as [Any]: return convert(array, depth: depth)
+        case let real as any BinaryFloatingPoint: return .real(Double(real))  // CGFloat, Float16, Float80
+        case let int as any BinaryInteger: return integer(exactly: int)
         default:
             break
         }
@@ -100,6 +109,10 @@ extension PropertyListValue {
     private static let floatType = ObjectIdentifier(Float.self)
     private static let dictionaryType = ObjectIdentifier([String: Any].self)
     private static let arrayType = ObjectIdentifier([Any].self)
+    private static let intArrayType = ObjectIdentifier([Int].self)
+    private static let stringArrayType = ObjectIdentifier([String].self)
+    private static let doubleArrayType = ObjectIdentifier([Double].self)
+    private static let boolArrayType = ObjectIdentifier([Bool].self)
 
     private static func convert(_ dictionary: [String: Any], depth: Int) -> PropertyListValue? {
         var converted: [String: PropertyListValue] = [:]

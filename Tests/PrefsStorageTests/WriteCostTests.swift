@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 @testable import PrefsPropertyList
 @testable import PrefsStorage
@@ -51,5 +52,86 @@ struct WriteCostTests {
         try domain.modify(repairing: .moveUnreadableAside) { $0["k"] = .integer(3) }
         #expect(FileManager.default.fileExists(atPath: domain.lockPath))
         #expect(try domain.snapshot().contents["k"] == .integer(3))
+    }
+
+    /// The events queued on a descriptor of its own by what `body` does in the test's directory, watched with `mask`.
+    private func events(in path: String, mask: UInt32, during body: () throws -> Void) throws -> [(mask: UInt32, name: String)] {
+        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(inotify >= 0)
+        defer { close(inotify) }
+        try #require(inotify_add_watch(inotify, path, mask) >= 0)
+        try body()
+        // A write queues its events before it returns: they are all there to read now.
+        var found: [(mask: UInt32, name: String)] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let eventMask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
+                let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                let nameBytes = buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
+                found.append((eventMask, String(decoding: nameBytes, as: UTF8.self)))
+                offset += 16 + length
+            }
+        }
+        return found
+    }
+
+    @Test("A write wakes a watch of its domain's directory only for its entries: its temporary file made and renamed over the domain file")
+    func writeChangesOnlyEntriesOfTheDirectory() throws {
+        let domain = try FileDomainStorage(directory: directory.path, name: "app")
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(0) }
+        // What the watch engine watches a domain's directory for: the temporary file's writes and close, and the
+        // lock file's close, are none of it (the domain file's own inode watch tells of writes in place).
+        let seen = try events(in: directory.path, mask: InotifyCalls.directoryMask) {
+            try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        }
+        let described = seen.map { "\(String($0.mask, radix: 16)) \($0.name)" }
+        #expect(seen.count == 3, "\(described)")
+        #expect(seen.allSatisfy { $0.mask & UInt32(IN_CREATE | IN_MOVED_FROM | IN_MOVED_TO) != 0 }, "\(described)")
+        // The lock file is opened read-only: its close is no write, whoever watches for writes.
+        let closes = try events(in: directory.path, mask: UInt32(IN_CLOSE_WRITE | IN_MODIFY)) {
+            try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(2) }
+        }
+        #expect(!closes.contains { $0.name == "app.plist.lock" }, "\(closes.map(\.name))")
+        #expect(try domain.snapshot().contents["k"] == .integer(2))
+    }
+
+    @Test("A write moves its path's generation without waiting for the watch engine's mutex, which the watch thread holds while it applies events")
+    func writeDoesNotWaitForTheWatchEngine() throws {
+        let engine = WatchEngine()
+        let domain = try FileDomainStorage(directory: directory.path, name: "app", durable: false, system: .live, freshness: engine)
+        let watch = FileWatch(directory: directory.path, fileName: "app.plist", engine: engine) {}
+        defer { watch.cancel() }
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(0) }
+        // Every event so far taken in (a read takes pending events first): the next write finds none pending
+        // before its rename, so that only moving its generation afterwards could need the mutex.
+        #expect(try domain.snapshot().contents["k"] == .integer(0))
+        #expect(domain.generation != nil, "the engine does not vouch for the file: nothing here would be proven")
+        let countBefore = engine.changeCount
+        let held = DispatchSemaphore(value: 0)
+        let written = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        let waitedInVain = Atomic<Bool>(false)
+        Thread.detachNewThread {
+            engine.holdingLock {
+                held.signal()
+                // Released when the write returns; a write that waits for the mutex returns only after this gives up.
+                if written.wait(timeout: .now() + 20) == .timedOut { waitedInVain.store(true, ordering: .relaxed) }
+            }
+            released.signal()
+        }
+        held.wait()
+        try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+        let countAfterWrite = engine.changeCount
+        written.signal()
+        released.wait()
+        let waited = waitedInVain.load(ordering: .relaxed)
+        #expect(!waited, "the write waited for the engine's mutex")
+        // Moved by the write itself while the mutex was held: no event was applied meanwhile.
+        #expect(countAfterWrite != countBefore)
+        #expect(try domain.snapshot().contents["k"] == .integer(1))
     }
 }

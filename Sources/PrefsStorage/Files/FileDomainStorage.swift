@@ -518,7 +518,10 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         while true {
             let fd: Int32
             do {
-                fd = try system.open(lockPath, O_RDWR | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
+                // Read-only: `flock` needs no write access, and the close of a descriptor opened for writing is an
+                // event (`IN_CLOSE_WRITE`) in the directory, which the watch thread of every process watching the
+                // domain would wake for, once per write, to find it concerns no domain file.
+                fd = try system.open(lockPath, O_RDONLY | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
             } catch {
                 if !creates && (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) {
                     try beforeCreating()

@@ -626,6 +626,14 @@ public final class DefaultsSuite: Sendable {
         return try source.storage.snapshot()
     }
 
+    /// Runs `body`, reads of this suite's domains made one after another (a write's checks before its lock), as
+    /// one read: the watch engine's pending events are taken once, by the first domain that asks (see
+    /// `ReadScope`), rather than once by each check. Never around a domain's lock: a read made under it must see
+    /// what completed while the lock was waited for.
+    package func readingAsOne<Result>(_ body: () throws(PrefsError) -> Result) throws(PrefsError) -> Result {
+        try ReadScope.reading(body)
+    }
+
     /// Refuses a write when the suite has no writable domain (see ``NoDirectoryDomainStorage``), before
     /// anything else about the write is looked at.
     package func refuseWritesWithoutDomain() throws(PrefsError) {
@@ -851,15 +859,17 @@ public final class DefaultsSuite: Sendable {
     /// for a rule that depends on another key of the domain (a collection's schema version) and must hold
     /// at the instant of the write. Throwing from it writes nothing.
     /// With `collection`, `key` holds a collection, over which a managed value that is not a dictionary
-    /// forces nothing (see ``forced(forKey:collection:)``).
+    /// forces nothing (see ``forced(forKey:collection:)``). `known` is what ``forced(forKey:collection:)`` gave the
+    /// caller for the same key a moment before, with nothing but its own checks in between: it is not looked for again.
     package func modifyValue(
         forKey key: String,
         repairing policy: RepairPolicy,
         collection: Bool = false,
+        forced known: (whole: String?, entries: [String: String])? = nil,
         checkingDomain check: ([String: PropertyListValue]) throws(PrefsError) -> Void,
         _ transform: (inout PropertyListValue?) throws(PrefsError) -> Void
     ) throws(PrefsError) {
-        let forced = entryByEntry ? self.forced(forKey: key, collection: collection) : (whole: nil, entries: [:])
+        let forced = known ?? (entryByEntry ? self.forced(forKey: key, collection: collection) : (whole: nil, entries: [:]))
         try persistentDomain.modify(repairing: policy) { (contents: inout [String: PropertyListValue]) throws(PrefsError) in
             try check(contents)
             let before = contents[key]

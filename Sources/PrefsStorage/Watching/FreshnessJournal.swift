@@ -37,7 +37,7 @@ struct FreshnessJournal {
     }
 
     private var trackers: [String: Entry] = [:]
-    /// The last generation given: generations are never reused, whatever the path. Its engine's count of changes.
+    /// Where generations come from (never reused, whatever the path), and its engine's count of changes.
     private let clock: GenerationClock
     /// The count at which entries whose tracker is gone are dropped, doubled with the live ones.
     private var pruneAt = 64
@@ -56,21 +56,16 @@ struct FreshnessJournal {
         return tracker
     }
 
-    /// Gives `tracker` the next generation (or 0, not reached), then publishes it as the engine's count: the one
-    /// place generations are given, only under the engine's mutex. In that order, so that a reader that sees the
-    /// count sees the path's generation that moved it.
+    /// Gives `tracker` a new generation (or 0, not reached), then moves the engine's count: under the engine's
+    /// mutex, for what its events and watches tell. A generation is taken from the clock (see ``GenerationClock``).
     private func give(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
-        let next = clock.last.load(ordering: .relaxed) &+ 1
-        tracker.state.store(reached ? next << 1 | (vouchesContents ? 1 : 0) : 0, ordering: .releasing)
-        clock.last.store(next, ordering: .releasing)
+        clock.give(tracker, reached: reached, vouchesContents: vouchesContents)
     }
 
     /// Something may have changed what lies at the path: a path the watch reaches gets a new generation.
     func touch(_ tracker: FileFreshness) {
         // Invariant F2: every event moves a generation (to a value never used before).
-        let state = tracker.state.load(ordering: .relaxed)
-        guard state != 0 else { return }
-        give(tracker, reached: true, vouchesContents: state & 1 == 1)
+        clock.touch(tracker)
     }
 
     /// Whether the engine's watches now deliver every event that may concern the path (`reached`), and
@@ -86,7 +81,44 @@ struct FreshnessJournal {
     }
 }
 
-/// The last generation an engine gave: its count of changes (see ``WatchEngine/changeCount``).
+/// Where an engine's generations come from, and its count of changes (see ``WatchEngine/changeCount``).
+///
+/// Lock-free, so that a file domain's own write moves its path's generation (``touch(_:)``, through
+/// `FileFreshness.changedHere`) without waiting for the engine's mutex, which the watch thread holds while it
+/// applies events (making system calls: `lstat`, `inotify_add_watch`); the engine's own changes, made under
+/// that mutex, take their generations here too. Two rules keep it sound:
+/// - Every generation is a value of `last` taken by an atomic increment: never given twice, whatever the path.
+/// - `last` is incremented again after each generation is stored: a reader that loads the count, then the
+///   generations, and later finds the same count knows that no generation was stored in between (a store
+///   after its loads moves the count after it; one before them is what it loaded).
 final class GenerationClock: Sendable {
+    /// The count: moved (at least) twice per generation given, never back.
     let last = Atomic<UInt64>(0)
+
+    /// Gives `tracker` a new generation (or 0, not reached), then moves the count. Under the engine's mutex;
+    /// a concurrent ``touch(_:)`` of the same tracker may be overwritten, by a generation never stored before
+    /// either, which moves it as much.
+    func give(_ tracker: FileFreshness, reached: Bool, vouchesContents: Bool) {
+        let next = last.add(1, ordering: .relaxed).newValue
+        tracker.state.store(reached ? next << 1 | (vouchesContents ? 1 : 0) : 0, ordering: .releasing)
+        last.add(1, ordering: .releasing)
+    }
+
+    /// Gives a path the watch reaches a new generation, keeping whether it vouches for the file's contents; a
+    /// path not reached (0) stays so. With no lock: a compare-and-swap, so that a change of the path's state
+    /// made meanwhile under the engine's mutex is never undone.
+    func touch(_ tracker: FileFreshness) {
+        // Invariant F2: every event moves a generation (to a value never used before).
+        var state = tracker.state.load(ordering: .acquiring)
+        while state != 0 {
+            let next = last.add(1, ordering: .relaxed).newValue
+            let (exchanged, found) = tracker.state.compareExchange(
+                expected: state, desired: next << 1 | state & 1, ordering: .acquiringAndReleasing)
+            if exchanged {
+                last.add(1, ordering: .releasing)
+                return
+            }
+            state = found
+        }
+    }
 }

@@ -6,12 +6,19 @@ import Glibc
 ///
 /// `statfs` and `eventfd`, which the Glibc module does not import, come from the CPrefsLinux target.
 enum InotifyCalls {
-    /// What every watched directory is watched for: entries appearing, disappearing or being rewritten
-    /// in place (the domain file, or the next directory down a path that does not exist yet), and the
-    /// directory itself going away.
-    /// `IN_MODIFY` too, so that a read validated by events also sees a file rewritten in place before it is closed.
-    static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE
-        | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+    /// What every watched directory is watched for: entries appearing, disappearing or being renamed (the
+    /// domain file, or the next directory down a path that does not exist yet), and the directory itself going
+    /// away.
+    ///
+    /// Not the writes, closes and attribute changes of its files: the domain file's own inode watch
+    /// (``fileMask``) tells those, through any of its names, and is placed whenever the path's events vouch for
+    /// the file's contents (a proven path; an unproven one polls). A file made or renamed into place is an entry
+    /// event, after which its inode watch is placed and only then its generation moved, so what was written to
+    /// it before the placement is no older than that generation. Left out, every write of the directory's
+    /// temporary files (`.<name>.plist.tmp`, written then closed before their rename) stops waking the watch
+    /// thread of every process watching the domain for events that concern no watched file.
+    static let directoryMask: UInt32 = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
     /// What every directory above a trusted watched directory is watched for: being moved or removed, which
     /// makes the path lead elsewhere, and its entries made, removed or renamed, for the next level of the path.

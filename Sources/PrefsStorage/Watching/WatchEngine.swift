@@ -66,13 +66,14 @@ package final class WatchEngine: ReadFreshness {
     }
 
     private let state: PrefsMutex<State>
-    /// The last generation given to any path (see ``changeCount``).
+    /// Where the generations of the engine's paths come from, and its count of changes (see ``changeCount``).
     private let clock = GenerationClock()
 
-    /// The engine's count of changes: the last generation given to any of its paths, moved whenever any path's
-    /// generation moves, in the one place generations are given (`FreshnessJournal`). Equal counts taken at two
-    /// moments prove that no path of the engine changed generation in between: what a suite compares first,
-    /// before asking each domain (the dconf engine's counter). Read after ``takePendingEvents()``.
+    /// The engine's count of changes, moved after any path's generation moves, in the one place generations are
+    /// given (``GenerationClock``, under the engine's mutex for its events, without it for a file domain's own
+    /// change). Equal counts taken at two moments prove that no path of the engine changed generation in
+    /// between: what a suite compares first, before asking each domain (the dconf engine's counter). Read after
+    /// ``takePendingEvents()``.
     package var changeCount: UInt64 { clock.last.load(ordering: .acquiring) }
     /// The running inotify descriptor, or -1: read without the mutex by ``takePendingEvents()``.
     private let inotifyDescriptor = Atomic<Int32>(-1)
@@ -478,8 +479,13 @@ package final class WatchEngine: ReadFreshness {
 
     /// This process changed the file of `tracker`'s path (a write or a removal through a file domain): its
     /// generation moves, whether or not an event of the change reaches a watch.
+    ///
+    /// Without the engine's mutex (a compare-and-swap, see ``GenerationClock``): the watch thread holds it while
+    /// it applies the events of this very write (an `lstat` and an `inotify_add_watch` for the new file), and a
+    /// writer waiting for it there would wait for its own events to be applied, which nothing it does needs.
     func changedHere(_ tracker: FileFreshness) {
-        state.withLock { $0.journal.touch(tracker) }
+        // Invariant F6: a file domain's own change moves its path's generation, and so the engine's count.
+        clock.touch(tracker)
     }
 
     #if DEBUG

@@ -3,7 +3,7 @@ import PrefsStorage
 
 /// One write of a collection, as every write path of the base class describes it: assigning `values`, the
 /// subscript, an initializer's merge, a typed entry's assignment and both forms of `modify`. The base class
-/// builds one, validates it once and hands it to ``StoredCollection/commit(_:allowed:constraints:schemaVersion:)``; nothing else
+/// builds one, validates it once and hands it to ``StoredCollection/commit(_:allowed:constraints:schemaVersion:forced:supplied:)``; nothing else
 /// decides how a write is checked.
 struct CollectionWrite {
     /// What the write does to the stored collection.

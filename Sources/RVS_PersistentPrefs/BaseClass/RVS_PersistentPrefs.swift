@@ -642,19 +642,28 @@ open class RVS_PersistentPrefs {
                 // No writable domain (a service with no preferences directory): refused before anything is
                 // checked against forced entries or announced.
                 try collection.suite.refuseWritesWithoutDomain()
-                // A write naming an entry the administrator forces is refused as a whole (a whole replacement
-                // is checked against what it changes, under the lock).
-                if let replacement = write.replacement {
-                    try collection.refuseForcedReplacement(replacement)
-                } else {
-                    try collection.refuseForced(write.setting + write.removing)
-                }
-                problemsMet = collection.suite.warnings(forCollection: collection.storageKey)
-                // Checked first whenever a rejection found under the lock would come too late: incompatible
-                // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
-                // (the lock would create its directory and lock file).
-                if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
-                    try collection.check(write, allowed: allowed)
+                // The checks before the lock read the suite as one moment: the watch engine's pending events are
+                // taken once for all of them, not once by each.
+                let (forced, supplied) = try collection.suite.readingAsOne { () throws(PrefsError)
+                    -> ((whole: String?, entries: [String: String]), [String: PropertyListValue]?) in
+                    // A write naming an entry the administrator forces is refused as a whole (a whole replacement
+                    // is checked against what it changes, under the lock).
+                    let forced = if let replacement = write.replacement {
+                        try collection.refuseForcedReplacement(replacement)
+                    } else {
+                        try collection.refuseForced(write.setting + write.removing)
+                    }
+                    problemsMet = collection.suite.warnings(forCollection: collection.storageKey)
+                    // Checked first whenever a rejection found under the lock would come too late: incompatible
+                    // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
+                    // (the lock would create its directory and lock file).
+                    if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
+                        try collection.check(write, allowed: allowed)
+                    }
+                    // What the administrators supply, which a whole replacement does not copy: looked for here, with
+                    // the rest, rather than by the commit on its own.
+                    let supplied = write.replacement == nil ? nil : collection.suite.administratorEntries(forKey: collection.storageKey)
+                    return (forced, supplied)
                 }
                 // An unversioned class's write needs no read of its own first (a round trip, for a domain on
                 // another machine): the commit refuses a collection from a newer version under the lock. Only a
@@ -664,14 +673,22 @@ open class RVS_PersistentPrefs {
                 }
                 announced = announce(write, notification)
                 let schemaVersion = type(of: self).schemaVersion
+                // What the managed domains force, and what the administrators supply, found a moment ago, are not
+                // looked for again by the commit when nothing but those checks ran since: no `.prior` handler (which
+                // may take any time), no schema migration. Either way they are found before the lock, as always.
+                let checkedJustNow = !notification.sendsPriors && schemaVersion == 0
+                let forcedNow = checkedJustNow ? forced : nil
+                let suppliedNow = checkedJustNow ? supplied : nil
                 if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {
                     // Nothing the operation lock guards is touched until it is taken again: the commit uses the
                     // collection, the write and their checks, all this call's own.
                     try operationLock.whileReleased { () throws(PrefsError) in
-                        try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion)
+                        try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion,
+                                              forced: forcedNow, supplied: suppliedNow)
                     }
                 } else {
-                    try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion)
+                    try collection.commit(write, allowed: allowed, constraints: constraints, schemaVersion: schemaVersion,
+                                          forced: forcedNow, supplied: suppliedNow)
                 }
                 return true
             }

@@ -43,15 +43,21 @@ struct StoredCollection {
     /// A collection stored by a newer schema version than `schemaVersion` is refused under the same lock
     /// (``PrefsError/collectionFromNewerVersion(stored:supported:)``), so that a newer version's migration
     /// made an instant before is never written over.
+    /// - Parameters:
+    ///   - forced: What ``refuseForced(_:)`` found a moment before, when nothing but checks ran since; `nil`: looked
+    ///     for again.
+    ///   - supplied: For a whole replacement, what `DefaultsSuite.administratorEntries(forKey:)` gave at the same
+    ///     moment; `nil`: looked for again.
     func commit(
-        _ write: CollectionWrite, allowed: Set<String>, constraints: [String: EntryConstraint] = [:], schemaVersion supported: Int
+        _ write: CollectionWrite, allowed: Set<String>, constraints: [String: EntryConstraint] = [:], schemaVersion supported: Int,
+        forced: (whole: String?, entries: [String: String])? = nil, supplied known: [String: PropertyListValue]? = nil
     ) throws(PrefsError) {
         // What a read showed from the managed and system domains is not the user's to store: in a whole
         // replacement, an entry the user has not stored, written back with the very value they supply, is
         // left out (a forced entry changed or removed is refused by the suite).
-        let supplied = write.replacement == nil ? [:] : suite.administratorEntries(forKey: storageKey)
+        let supplied = write.replacement == nil ? [:] : known ?? suite.administratorEntries(forKey: storageKey)
         let versionKey = RVS_PersistentPrefs.schemaVersionKey(for: storageKey)
-        try suite.modifyValue(forKey: storageKey, repairing: write.repair, collection: true, checkingDomain: { (contents) throws(PrefsError) in
+        try suite.modifyValue(forKey: storageKey, repairing: write.repair, collection: true, forced: forced, checkingDomain: { (contents) throws(PrefsError) in
             if case .integer(let stored)? = contents[versionKey], stored > supported {
                 throw .collectionFromNewerVersion(stored: stored, supported: supported)
             }
@@ -105,21 +111,26 @@ struct StoredCollection {
 
     /// Refuses a write that names (sets or removes) an entry the managed domains force, or any write of
     /// a collection forced whole: ``PrefsError/forcedByAdministrator(entries:path:)``.
-    func refuseForced(_ names: [String]) throws(PrefsError) {
+    /// - Returns: What the managed domains force (see `DefaultsSuite.forced(forKey:collection:)`), which the
+    ///   commit may be given rather than look for it again.
+    @discardableResult
+    func refuseForced(_ names: [String]) throws(PrefsError) -> (whole: String?, entries: [String: String]) {
         let forced = suite.forced(forKey: storageKey, collection: true)
         if let path = forced.whole { throw .forcedByAdministrator(entries: [storageKey], path: path) }
-        guard !forced.entries.isEmpty else { return }
+        guard !forced.entries.isEmpty else { return forced }
         let refused = Set(names.filter { forced.entries[$0] != nil }).sorted()
-        guard let first = refused.first, let path = forced.entries[first] else { return }
+        guard let first = refused.first, let path = forced.entries[first] else { return forced }
         throw .forcedByAdministrator(entries: refused, path: path)
     }
 
     /// Refuses, before anything is announced or written, a whole replacement that would change or remove a
-    /// forced entry: what ``commit(_:allowed:constraints:schemaVersion:)`` refuses under the lock, checked first
+    /// forced entry: what ``commit(_:allowed:constraints:schemaVersion:forced:supplied:)`` refuses under the lock, checked first
     /// against the collection stored now, so that no `.prior` notification or schema write precedes a refusal.
-    func refuseForcedReplacement(_ replacement: [String: PropertyListValue]) throws(PrefsError) {
+    /// - Returns: What the managed domains force, as ``refuseForced(_:)`` does.
+    @discardableResult
+    func refuseForcedReplacement(_ replacement: [String: PropertyListValue]) throws(PrefsError) -> (whole: String?, entries: [String: String]) {
         let forced = suite.forced(forKey: storageKey, collection: true)
-        guard !forced.entries.isEmpty else { return }
+        guard !forced.entries.isEmpty else { return forced }
         let supplied = suite.administratorEntries(forKey: storageKey)
         let own = try suite.persistentDomain.snapshot().contents[storageKey]?.dictionaryValue ?? [:]
         let refused = forced.entries.keys.filter { name in
@@ -130,7 +141,7 @@ struct StoredCollection {
             case (_?, nil): return true
             }
         }.sorted()
-        guard let first = refused.first, let path = forced.entries[first] else { return }
+        guard let first = refused.first, let path = forced.entries[first] else { return forced }
         throw .forcedByAdministrator(entries: refused, path: path)
     }
 }
