@@ -519,8 +519,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
             let fd: Int32
             do {
                 // Read-only: `flock` needs no write access, and the close of a descriptor opened for writing is an
-                // event (`IN_CLOSE_WRITE`) in the directory, which the watch thread of every process watching the
-                // domain would wake for, once per write, to find it concerns no domain file.
+                // event (`IN_CLOSE_WRITE`) in the directory, once per write, for whoever watches it for writes.
                 fd = try system.open(lockPath, O_RDONLY | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
             } catch {
                 if !creates && (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) {

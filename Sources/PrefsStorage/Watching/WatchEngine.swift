@@ -406,7 +406,8 @@ package final class WatchEngine: ReadFreshness {
             guard var file = state.subscriptions.files[path] else { continue }
             if file.wd == event.wd && file.nextComponent == nil && event.name == file.fileName {
                 // The domain file's name in its directory. Made, removed or renamed: perhaps a new inode (or
-                // a symbolic link) at the name, whose own watch follows it; written: the same one.
+                // a symbolic link) at the name, whose own watch follows it, placed before the generation moves.
+                // (Its writes in place are that watch's events: the directory is watched for its entries only.)
                 if entryChanged {
                     state.paths.watchFile(&file, inotify: inotify, watchingInode: file.proven)
                     if file.fileUnfollowable && !file.pathPolls {
