@@ -18,8 +18,11 @@ package enum DomainLimits {
     ///   `contents` says: the caller passes that, and keeps it with what it wrote.
     package static func encoded(_ contents: [String: PropertyListValue], location: String,
                                 limit: Int = maximumSize, shadowed: ShadowedEntries? = nil) throws(PrefsError) -> [UInt8] {
-        let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
-        if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
+        // The whole domain at once: a dictionary of one entry per entry, to name those too deep, only when it fails.
+        if !BinaryPropertyList.isWithinDepthLimit(.dictionary(contents)) {
+            let tooDeep = contents.filter { !BinaryPropertyList.isWithinDepthLimit(.dictionary([$0.key: $0.value])) }
+            if !tooDeep.isEmpty { throw .valuesNotPlistCompatible(invalidElements: tooDeep.keys.sorted()) }
+        }
         let bytes = BinaryPropertyList.encode(.dictionary(contents), shadowed: shadowed)
         guard bytes.count <= limit else {
             throw .domainTooLarge(path: location, size: bytes.count, limit: limit)

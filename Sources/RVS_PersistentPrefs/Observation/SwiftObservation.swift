@@ -127,8 +127,10 @@ extension RVS_PersistentPrefs {
 
     /// The names of the entries that differ between two versions of the collection.
     static func entriesThatDiffer(_ old: [String: PropertyListValue], _ new: [String: PropertyListValue]) -> Set<String> {
-        Set(old.keys).union(new.keys).filter { name in
-            !PropertyListValue.same(old[name], new[name])
-        }
+        // Each side walked once, with no set of every name built first: a whole replacement's write tells this.
+        var differing = Set<String>()
+        for (name, value) in old where !PropertyListValue.same(value, new[name]) { differing.insert(name) }
+        for name in new.keys where old[name] == nil { differing.insert(name) }
+        return differing
     }
 }
