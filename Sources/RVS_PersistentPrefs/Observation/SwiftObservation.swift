@@ -90,6 +90,16 @@ final class SwiftObservationSupport: Sendable {
         }
     }
 
+    /// The key paths made so far for the entries among `names` (by ``keyPath(forEntry:)``, which every tracked
+    /// read of an entry goes through), sorted by name, under one lock: an entry no read ever registered can have
+    /// no tracking to tell, so a change of it is told through the whole collection's key path alone.
+    func existingKeyPaths(forEntries names: Set<String>) -> [any KeyPath<RVS_PersistentPrefs, Void> & Sendable] {
+        entryKeyPaths.withLock { paths in
+            guard !paths.isEmpty else { return [] }
+            return names.sorted().compactMap { paths[$0] }
+        }
+    }
+
     func keyPath(forEntry name: String) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
         entryKeyPaths.withLock { paths in
             if let existing = paths[name] { return existing }
@@ -118,7 +128,7 @@ extension RVS_PersistentPrefs {
     /// (and so the whole collection).
     func notifyObservedChange(ofEntries entries: Set<String>) {
         let registrar = swiftObservation.registrar
-        let paths = entries.sorted().map { swiftObservation.keyPath(forEntry: $0) }
+        let paths = swiftObservation.existingKeyPaths(forEntries: entries)
         for path in paths { registrar.willSet(self, keyPath: path) }
         registrar.willSet(self, keyPath: SwiftObservationSupport.wholeCollection)
         registrar.didSet(self, keyPath: SwiftObservationSupport.wholeCollection)
