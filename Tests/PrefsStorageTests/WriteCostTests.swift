@@ -7,7 +7,8 @@ import Testing
 import TestSupport
 
 // Issue 27, "Costs": what a write does beyond the bare locked rename. Counted in system calls through
-// SystemCalls' record, never timed.
+// SystemCalls' record, in the events it queues for a watch of its directory, and in what it waits for (the watch
+// engine's mutex), never timed.
 
 @Suite("What a write of a file domain costs beyond the bare locked rename")
 struct WriteCostTests {
