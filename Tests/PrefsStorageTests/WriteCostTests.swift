@@ -100,36 +100,47 @@ struct WriteCostTests {
         #expect(try domain.snapshot().contents["k"] == .integer(2))
     }
 
+    /// Set once, from any thread.
+    final class Flag: Sendable {
+        let isSet = Atomic<Bool>(false)
+    }
+
     @Test("A write moves its path's generation without waiting for the watch engine's mutex, which the watch thread holds while it applies events")
     func writeDoesNotWaitForTheWatchEngine() throws {
         let engine = WatchEngine()
-        let domain = try FileDomainStorage(directory: directory.path, name: "app", durable: false, system: .live, freshness: engine)
+        let faults = FaultInjection()
+        let domain = try FileDomainStorage(directory: directory.path, name: "app", durable: false,
+                                           system: SystemCalls(faults: faults), freshness: engine)
         let watch = FileWatch(directory: directory.path, fileName: "app.plist", engine: engine) {}
         defer { watch.cancel() }
         try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(0) }
-        // Every event so far taken in (a read takes pending events first): the next write finds none pending
-        // before its rename, so that only moving its generation afterwards could need the mutex.
         #expect(try domain.snapshot().contents["k"] == .integer(0))
         #expect(domain.generation != nil, "the engine does not vouch for the file: nothing here would be proven")
         let countBefore = engine.changeCount
         let held = DispatchSemaphore(value: 0)
         let written = DispatchSemaphore(value: 0)
         let released = DispatchSemaphore(value: 0)
-        let waitedInVain = Atomic<Bool>(false)
-        Thread.detachNewThread {
-            engine.holdingLock {
-                held.signal()
-                // Released when the write returns; a write that waits for the mutex returns only after this gives up.
-                if written.wait(timeout: .now() + 20) == .timedOut { waitedInVain.store(true, ordering: .relaxed) }
+        let waitedInVain = Flag()
+        // Right before the write's rename, another thread takes the engine's mutex, as the watch thread does to
+        // apply the rename's events, and keeps it until the write returns (or gives up: a write that waits for
+        // the mutex returns only then).
+        faults.beforeEachCall = { call, _ in
+            guard call == .rename else { return }
+            Thread.detachNewThread {
+                engine.holdingLock {
+                    held.signal()
+                    if written.wait(timeout: .now() + 20) == .timedOut { waitedInVain.isSet.store(true, ordering: .relaxed) }
+                }
+                released.signal()
             }
-            released.signal()
+            held.wait()
         }
-        held.wait()
         try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
         let countAfterWrite = engine.changeCount
+        faults.beforeEachCall = nil
         written.signal()
         released.wait()
-        let waited = waitedInVain.load(ordering: .relaxed)
+        let waited = waitedInVain.isSet.load(ordering: .relaxed)
         #expect(!waited, "the write waited for the engine's mutex")
         // Moved by the write itself while the mutex was held: no event was applied meanwhile.
         #expect(countAfterWrite != countBefore)

@@ -21,6 +21,7 @@ package final class FaultInjection: Sendable {
         var rules: [Rule] = []
         var calls: [(SystemCall, String)] = []
         var tick: Int?
+        var beforeEachCall: (@Sendable (SystemCall, String) -> Void)?
     }
 
     private let state = PrefsMutex(State())
@@ -48,6 +49,13 @@ package final class FaultInjection: Sendable {
         info.st_ctim.tv_nsec -= info.st_ctim.tv_nsec % tick
     }
 
+    /// Runs before each call is made (before any fault is looked up), outside the injector's lock, with the call
+    /// and its path: a test's way to act at one step of a write, such as taking a lock that the write then meets.
+    package var beforeEachCall: (@Sendable (SystemCall, String) -> Void)? {
+        get { state.withLock { $0.beforeEachCall } }
+        set { state.withLock { $0.beforeEachCall = newValue } }
+    }
+
     /// Removes every pending fault.
     package func reset() { state.withLock { $0.rules.removeAll() } }
 
@@ -58,7 +66,8 @@ package final class FaultInjection: Sendable {
     package func clearRecordedCalls() { state.withLock { $0.calls.removeAll() } }
 
     func failure(for call: SystemCall, path: String) -> PrefsErrno? {
-        state.withLock { state in
+        state.withLock { $0.beforeEachCall }?(call, path)
+        return state.withLock { state in
             state.calls.append((call, path))
             guard let index = state.rules.firstIndex(where: {
                 $0.call == call && $0.remaining > 0 && ($0.pathContaining.map { path.contains($0) } ?? true)
