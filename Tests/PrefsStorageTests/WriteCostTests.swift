@@ -92,12 +92,10 @@ struct WriteCostTests {
         let described = seen.map { "\(String($0.mask, radix: 16)) \($0.name)" }
         #expect(seen.count == 3, "\(described)")
         #expect(seen.allSatisfy { $0.mask & UInt32(IN_CREATE | IN_MOVED_FROM | IN_MOVED_TO) != 0 }, "\(described)")
-        // The lock file is opened read-only: its close is no write, whoever watches for writes.
-        let closes = try events(in: directory.path, mask: UInt32(IN_CLOSE_WRITE | IN_MODIFY)) {
-            try domain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(2) }
-        }
-        #expect(!closes.contains { $0.name == "app.plist.lock" }, "\(closes.map(\.name))")
-        #expect(try domain.snapshot().contents["k"] == .integer(2))
+        // (The lock file is opened for writing, which NFS needs of an exclusive lock: its close is an
+        // `IN_CLOSE_WRITE`, which the directory's watch does not take.)
+        #expect(!seen.contains { $0.name == "app.plist.lock" }, "\(described)")
+        #expect(try domain.snapshot().contents["k"] == .integer(1))
     }
 
     /// Set once, from any thread.

@@ -95,9 +95,9 @@ package final class AdministratorDomainStorage: DomainStorage, VouchingStorage {
             }
         }
         // Checked only where there is something to honour: a missing file forces nothing. A check made after
-        // the generation was taken sees every change made before it; one made later to the file or its directory
-        // moves the generation (their events include mode and owner changes). A mode or owner change of a directory
-        // above them does not (ARCHITECTURE.md, "Known debts").
+        // the generation was taken sees every change made before it; one made later to the file, its directory or
+        // a directory above moves the generation (the file's inode watch, and each directory's parent's watch, take
+        // mode and owner changes: `InotifyCalls.ancestorMask`).
         if verifiesOwnership && snapshot.exists && (generation == nil || generation != checked) {
             if let problem = ownershipProblem() { throw .administratorFileIgnored(path: file.path, reason: problem) }
         }

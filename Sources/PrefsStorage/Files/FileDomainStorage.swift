@@ -518,9 +518,10 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         while true {
             let fd: Int32
             do {
-                // Read-only: `flock` needs no write access, and the close of a descriptor opened for writing is an
-                // event (`IN_CLOSE_WRITE`) in the directory, once per write, for whoever watches it for writes.
-                fd = try system.open(lockPath, O_RDONLY | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
+                // For reading and writing, though `flock` needs neither on a local file system: on NFS, Linux makes
+                // it a POSIX lock, and an exclusive one needs a descriptor open for writing (NFSv4 refuses it with
+                // EBADF). The close of such a descriptor (`IN_CLOSE_WRITE`) is no event the library's watches take.
+                fd = try system.open(lockPath, O_RDWR | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
             } catch {
                 if !creates && (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) {
                     try beforeCreating()

@@ -634,6 +634,19 @@ public final class DefaultsSuite: Sendable {
         try ReadScope.reading(body)
     }
 
+    /// The generations of the administrators' domains (managed, then system), for a write that reuses what it
+    /// found in them before its lock: the same again just before its commit, and nothing in them changed meanwhile
+    /// (each takes its engine's pending events). `nil` when one cannot vouch for what it read: the commit then
+    /// looks again.
+    package func administratorGenerations() -> [UInt64]? {
+        var generations: [UInt64] = []
+        for source in sources where source.role == .managed || source.role == .system {
+            guard let generation = source.storage.generation else { return nil }
+            generations.append(generation)
+        }
+        return generations
+    }
+
     /// Refuses a write when the suite has no writable domain (see ``NoDirectoryDomainStorage``), before
     /// anything else about the write is looked at.
     package func refuseWritesWithoutDomain() throws(PrefsError) {

@@ -28,8 +28,13 @@ enum InotifyCalls {
     /// The entries as well, because a directory removed while something holds it (a descriptor, a process's
     /// working directory, a path walk in progress) sends no `IN_DELETE_SELF` until the last reference goes:
     /// its parent's `IN_DELETE` is then the only event that tells of it, and `IN_CREATE` of the one made again.
+    ///
+    /// And their mode and owner changes (`IN_ATTRIB`): a directory's own change is told to its parent's watch, by
+    /// its name, so that a `chmod` or `chown` of any directory on the path (the domain's own included) moves the
+    /// path's generation; an administrator's managed file is honoured only while every directory it is checked
+    /// through is its owner's alone. Other entries' attribute changes are dropped by name, costing a wake-up.
     static let ancestorMask: UInt32 = UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
-        | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
+        | IN_ATTRIB | IN_ONLYDIR | IN_DONT_FOLLOW) | UInt32(IN_MASK_ADD)
 
     /// What a domain file's own inode is watched for: a link made or removed (`IN_ATTRIB`, as the link
     /// count changes), and a write in place through any of its names. Never opens or reads, which

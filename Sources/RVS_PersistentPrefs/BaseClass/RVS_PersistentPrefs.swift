@@ -644,8 +644,11 @@ open class RVS_PersistentPrefs {
                 try collection.suite.refuseWritesWithoutDomain()
                 // The checks before the lock read the suite as one moment: the watch engine's pending events are
                 // taken once for all of them, not once by each.
-                let (forced, supplied) = try collection.suite.readingAsOne { () throws(PrefsError)
-                    -> ((whole: String?, entries: [String: String]), [String: PropertyListValue]?) in
+                let (forced, supplied, administrators) = try collection.suite.readingAsOne { () throws(PrefsError)
+                    -> ((whole: String?, entries: [String: String]), [String: PropertyListValue]?, [UInt64]?) in
+                    // What the administrators' domains hold now, as the moment the entries below are found in: for
+                    // the commit's reuse of them.
+                    let administrators = collection.suite.administratorGenerations()
                     // A write naming an entry the administrator forces is refused as a whole (a whole replacement
                     // is checked against what it changes, under the lock).
                     let forced = if let replacement = write.replacement {
@@ -663,7 +666,7 @@ open class RVS_PersistentPrefs {
                     // What the administrators supply, which a whole replacement does not copy: looked for here, with
                     // the rest, rather than by the commit on its own.
                     let supplied = write.replacement == nil ? nil : collection.suite.administratorEntries(forKey: collection.storageKey)
-                    return (forced, supplied)
+                    return (forced, supplied, administrators)
                 }
                 // An unversioned class's write needs no read of its own first (a round trip, for a domain on
                 // another machine): the commit refuses a collection from a newer version under the lock. Only a
@@ -674,9 +677,12 @@ open class RVS_PersistentPrefs {
                 announced = announce(write, notification)
                 let schemaVersion = type(of: self).schemaVersion
                 // What the managed domains force, and what the administrators supply, found a moment ago, are not
-                // looked for again by the commit when nothing but those checks ran since: no `.prior` handler (which
-                // may take any time), no schema migration. Either way they are found before the lock, as always.
-                let checkedJustNow = !notification.sendsPriors && schemaVersion == 0
+                // looked for again by the commit when nothing but those checks ran since (no `.prior` handler, which
+                // may take any time, no schema migration) and no administrator's domain changed meanwhile (another
+                // process may have: their generations, with the engine's pending events, are asked again). Either
+                // way they are found before the lock, as always.
+                let checkedJustNow = !notification.sendsPriors && schemaVersion == 0 && administrators != nil
+                    && collection.suite.administratorGenerations() == administrators
                 let forcedNow = checkedJustNow ? forced : nil
                 let suppliedNow = checkedJustNow ? supplied : nil
                 if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {

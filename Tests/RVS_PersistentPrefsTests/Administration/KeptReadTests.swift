@@ -82,6 +82,29 @@ struct KeptReadTests {
         #expect(everyPathWoken < 300, "every round woke every path: the watch never vouched")
     }
 
+    @Test("A mode change of a directory on the managed file's path after a kept read is read at once: the file is ignored while others may write there, and honoured again after",
+          arguments: [0, 1])
+    func directoryModeChangesAreReadAtOnce(levelsUp: Int) throws {
+        let fixture = AdministrationFixture()
+        let suite = try Self.suite(fixture, administered: true, faults: FaultInjection())
+        fixture.install(["flag": .bool(true)], at: fixture.managedFile)
+        // Enough reads that the suite keeps what it found, the watch vouching.
+        for _ in 0..<4 { #expect(try Self.collection(suite, fixture.storageKey) == ["flag": .bool(true)]) }
+        var directory = (fixture.managedFile as NSString).deletingLastPathComponent
+        for _ in 0..<levelsUp { directory = (directory as NSString).deletingLastPathComponent }
+        var info = stat()
+        #expect(stat(directory, &info) == 0)
+        let mode = info.st_mode & 0o7777
+        #expect(chmod(directory, mode | 0o022) == 0)
+        defer { chmod(directory, mode) }
+        var problems: [PrefsError] = []
+        let found = try suite.find(fixture.storageKey, collection: true, problems: &problems)
+        #expect(found?.value.dictionaryValue == nil, "a forced entry was honoured after \(directory) became writable by others")
+        #expect(problems.contains { if case .administratorFileIgnored = $0 { true } else { false } }, "\(problems)")
+        #expect(chmod(directory, mode) == 0)
+        #expect(try Self.collection(suite, fixture.storageKey) == ["flag": .bool(true)])
+    }
+
     @Test("A registration, an administrator's new system default and forced entry, and a write of this process are each read at once")
     func changesHereAndByTheAdministratorAreReadAtOnce() throws {
         let fixture = AdministrationFixture()
