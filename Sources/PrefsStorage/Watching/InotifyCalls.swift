@@ -69,8 +69,12 @@ extension SystemCalls {
     ///   with `ENOTDIR` (a proven path has none).
     /// - Throws: `ENOENT`/`ENOTDIR` when there is no such directory, `ENOSPC` when the user's watch limit
     ///   (`/proc/sys/fs/inotify/max_user_watches`) is reached.
+    ///
+    /// Added to what the directory is watched for already (`IN_MASK_ADD`): a directory that is also an ancestor of
+    /// another watched path keeps the ancestors' mode and owner changes, whichever role was placed last.
     func addWatch(_ fd: Int32, _ path: String, following: Bool) throws(PrefsErrno) -> Int32 {
-        let mask = following ? InotifyCalls.directoryMask : InotifyCalls.directoryMask | UInt32(IN_DONT_FOLLOW)
+        let added = InotifyCalls.directoryMask | UInt32(IN_MASK_ADD)
+        let mask = following ? added : added | UInt32(IN_DONT_FOLLOW)
         return try addWatch(fd, path, mask: mask)
     }
 

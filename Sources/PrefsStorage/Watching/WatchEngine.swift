@@ -418,6 +418,10 @@ package final class WatchEngine: ReadFreshness {
                     updateVouching(&state, path)
                 }
                 changed(path, &state)
+            } else if !entryChanged && event.mask & UInt32(IN_ATTRIB) != 0 {
+                // A directory on the path changed mode or owner: it still leads where it led (nothing to resolve),
+                // but what may be read through it (an administrator's file checked through it) may not.
+                changed(path, &state)
             } else if entryChanged || event.mask & UInt32(IN_ISDIR) != 0 {
                 // A directory on the path (or the missing one waited for) made, removed or renamed: the path
                 // may lead to another directory now. Its own events cannot tell: one removed while held sends

@@ -646,9 +646,6 @@ open class RVS_PersistentPrefs {
                 // taken once for all of them, not once by each.
                 let (forced, supplied, administrators) = try collection.suite.readingAsOne { () throws(PrefsError)
                     -> ((whole: String?, entries: [String: String]), [String: PropertyListValue]?, [UInt64]?) in
-                    // What the administrators' domains hold now, as the moment the entries below are found in: for
-                    // the commit's reuse of them.
-                    let administrators = collection.suite.administratorGenerations()
                     // A write naming an entry the administrator forces is refused as a whole (a whole replacement
                     // is checked against what it changes, under the lock).
                     let forced = if let replacement = write.replacement {
@@ -666,7 +663,9 @@ open class RVS_PersistentPrefs {
                     // What the administrators supply, which a whole replacement does not copy: looked for here, with
                     // the rest, rather than by the commit on its own.
                     let supplied = write.replacement == nil ? nil : collection.suite.administratorEntries(forKey: collection.storageKey)
-                    return (forced, supplied, administrators)
+                    // What the administrators' domains held at this moment, the one their entries above were found
+                    // at (the scope's pending events were taken once, at its first read): for the commit's reuse.
+                    return (forced, supplied, collection.suite.administratorGenerations())
                 }
                 // An unversioned class's write needs no read of its own first (a round trip, for a domain on
                 // another machine): the commit refuses a collection from a newer version under the lock. Only a
@@ -681,8 +680,9 @@ open class RVS_PersistentPrefs {
                 // may take any time, no schema migration) and no administrator's domain changed meanwhile (another
                 // process may have: their generations, with the engine's pending events, are asked again). Either
                 // way they are found before the lock, as always.
+                let administratorsNow = try collection.suite.readingAsOne { collection.suite.administratorGenerations() }
                 let checkedJustNow = !notification.sendsPriors && schemaVersion == 0 && administrators != nil
-                    && collection.suite.administratorGenerations() == administrators
+                    && administratorsNow == administrators
                 let forcedNow = checkedJustNow ? forced : nil
                 let suppliedNow = checkedJustNow ? supplied : nil
                 if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {

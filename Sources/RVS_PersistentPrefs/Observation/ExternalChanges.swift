@@ -306,6 +306,10 @@ final class ExternalChanges: Sendable {
             guard let reads = state.reads, reads.changed != 0 || !reads.handedOver.isEmpty, !state.deliveryScheduled else {
                 return false
             }
+            // A snapshot handed over meanwhile may be older than what the first read found (its round trip
+            // answered after the watch's event): the delivery reads those sources instead of using it.
+            for index in reads.handedOver.keys { state.reads?.changed |= 1 << UInt64(index) }
+            state.reads?.handedOver = [:]
             state.deliveryScheduled = true
             return true
         }
@@ -328,18 +332,19 @@ final class ExternalChanges: Sendable {
     /// Records what a write through the instance told (or, when silenced, would have told), so that it is
     /// not told again as a change made elsewhere.
     ///
-    /// What the last delivery read of each source, and any snapshot a watch handed over, is from before the write:
-    /// a delivery queued before it, reusing them for a source whose event is not drained yet, would tell the
-    /// write undone (its collection, then the earlier one). So every watched source is read again by the next
-    /// delivery, which then finds what the write made.
+    /// What the last delivery read of the writable domain, and any snapshot its watch handed over, is from before
+    /// the write: a delivery queued before it, reusing them while the write's event is not drained yet, would tell
+    /// the write undone (its collection, then the earlier one). So the next delivery reads that domain again, and
+    /// finds what the write made. (Only it: over etcd each other source read again is a round trip.)
     func sawOwnWrite(_ collection: [String: PropertyListValue]) {
         state.withLock { state in
             guard state.active else { return }
             state.lastTold = DeliveredCollection(collection)
-            if let watched = state.reads?.watched {
-                state.reads?.changed = watched
-                state.reads?.handedOver = [:]
-            }
+            guard let reads = state.reads,
+                  let index = reads.suite.sources.firstIndex(where: { $0.role == .persistent }) else { return }
+            // A source with no watch is read again anyway: the write moved its generation.
+            if reads.watched & (1 << UInt64(index)) != 0 { state.reads?.changed |= 1 << UInt64(index) }
+            state.reads?.handedOver[index] = nil
         }
     }
 

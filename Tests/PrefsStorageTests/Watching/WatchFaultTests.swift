@@ -206,6 +206,25 @@ struct WatchFaultTests {
         #expect(try step(domain) == "under the mount", "stale read after the unmount, with the mount table unopened")
     }
 
+    @Test("A directory that is both a domain's directory and an ancestor of another watched path keeps telling the mode changes of the directory below it, whichever role was placed last")
+    func directoryWatchedInBothRolesKeepsModeChanges() throws {
+        let below = directory + "/below"
+        #expect(mkdir(directory, 0o700) == 0)
+        #expect(mkdir(below, 0o700) == 0)
+        // First the path through `directory` (an ancestor there), then `directory` as a domain's own directory: the
+        // second placement must add to what the first asked of the same directory, not replace it.
+        let calls = CallCounter()
+        let deeper = FileWatch(directory: below, fileName: "d.plist", fallback: .none, pollingInterval: .milliseconds(20),
+                               engine: engine) { calls.fire() }
+        defer { deeper.cancel() }
+        let beside = watch()
+        defer { beside.cancel() }
+        #expect(deeper.mode == (events: true, polls: false), "\(deeper.mode)")
+        let before = calls.count
+        #expect(chmod(below, 0o755) == 0)
+        #expect(calls.wait(forAtLeast: before + 1, timeout: 10), "a mode change of \(below) was not told to the path through it")
+    }
+
     @Test("Without an inotify instance (inotify_init1 failing), every watched path polls and reads stay fresh")
     func failedInotifyInitPolls() throws {
         #expect(mkdir(directory, 0o700) == 0)

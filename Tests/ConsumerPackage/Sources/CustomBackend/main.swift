@@ -23,6 +23,8 @@ final class DictionaryDomain: DomainStorage {
     private let state = Mutex(State())
     /// Held while watchers are told, so that two writers' calls cannot cross: each call hands over what the
     /// domain holds when it is made, so the snapshots handed over never go back (the contract's "never older").
+    /// So a watcher must not write to this domain from its call (it would wait for `telling` forever): the
+    /// library's watcher only queues a delivery, made later on another thread.
     private let telling = Mutex(())
     let location = "dictionary domain"
 
