@@ -22,7 +22,7 @@ package final class LossyProxy: Sendable {
     package let url: URL
 
     package init(to upstream: URL, losing loss: Loss) throws {
-        child = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.script, String(upstream.port!), loss.rawValue])
+        child = try pythonProcess(["-c", Self.script, String(upstream.port!), loss.rawValue])
         guard let port = child.readLine().flatMap(Int.init) else { throw EtcdClusterError.notReady("proxy", child.readErrors()) }
         url = URL(string: "http://127.0.0.1:\(port)")!
     }

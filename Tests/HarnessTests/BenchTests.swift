@@ -37,37 +37,39 @@ struct HarnessBenchTests {
     ]
 
     @Test("Every case prints one BENCH line with ours, peer, floor and its own figures, and --json writes every sample")
-    func everyCaseReports() throws {
-        let json = sandbox.directory.appending("bench.json")
-        let run = try sandbox.run(["bench", "--samples", "3", "--json", json, "--directory", sandbox.directory.appending("work")])
-        #expect(run.status == 0, "standard error: \(run.errors)")
-        let lines = run.lines.filter { $0.hasPrefix("BENCH ") }
-        #expect(lines.map { $0.split(separator: " ")[1] } == Self.cases.map { "case=\($0)" })
-        for line in lines {
-            let pairs = line.split(separator: " ").dropFirst().map {
-                let pair = $0.split(separator: "=", maxSplits: 1)
-                return (String(pair[0]), String(pair[1]))
+    func everyCaseReports() async throws {
+        try await onOwnThread {
+            let json = sandbox.directory.appending("bench.json")
+            let run = try sandbox.run(["bench", "--samples", "3", "--json", json, "--directory", sandbox.directory.appending("work")])
+            #expect(run.status == 0, "standard error: \(run.errors)")
+            let lines = run.lines.filter { $0.hasPrefix("BENCH ") }
+            #expect(lines.map { $0.split(separator: " ")[1] } == Self.cases.map { "case=\($0)" })
+            for line in lines {
+                let pairs = line.split(separator: " ").dropFirst().map {
+                    let pair = $0.split(separator: "=", maxSplits: 1)
+                    return (String(pair[0]), String(pair[1]))
+                }
+                let fields = Dictionary(uniqueKeysWithValues: pairs)
+                let name = fields["case"] ?? ""
+                #expect(pairs.map(\.0) == ["case", "ours_us", "peer_us", "floor_us"] + (Self.extraFields[name] ?? []), "\(line)")
+                for extra in Self.extraFields[name] ?? [] {
+                    #expect(Double(fields[extra] ?? "")?.isFinite == true, "\(line)")
+                }
+                #expect(Double(fields["ours_us"] ?? "") != nil, "\(line)")
+                #expect(fields["floor_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
+                #expect(fields["peer_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
             }
-            let fields = Dictionary(uniqueKeysWithValues: pairs)
-            let name = fields["case"] ?? ""
-            #expect(pairs.map(\.0) == ["case", "ours_us", "peer_us", "floor_us"] + (Self.extraFields[name] ?? []), "\(line)")
-            for extra in Self.extraFields[name] ?? [] {
-                #expect(Double(fields[extra] ?? "")?.isFinite == true, "\(line)")
-            }
-            #expect(Double(fields["ours_us"] ?? "") != nil, "\(line)")
-            #expect(fields["floor_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
-            #expect(fields["peer_us"].map { $0 == "-" || Double($0) != nil } == true, "\(line)")
+            let peerCases = lines.filter { !$0.contains("peer_us=-") }.map { $0.split(separator: " ")[1] }
+            #expect(peerCases == ["case=read", "case=read-after-external-write", "case=write-entry", "case=write-collection"])
+            let objects = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [[String: Any]])
+            #expect(objects.count == Self.cases.count)
+            // A watchers case has one sample: the one write told to all.
+            #expect(objects.allSatisfy { ($0["ours_us"] as? [Double])?.count == (($0["case"] as? String)?.hasPrefix("watchers-") == true ? 1 : 3) })
+            let external = try #require(objects.first { $0["case"] as? String == "external-change" })
+            #expect((external["floor_us"] as? [Double])?.count == 3, "the floor's wake-ups are samples too")
+            #expect(external["idle_cpu_us"] is Double)
+            #expect(sandbox.fallback.contents().isEmpty, "the bench wrote outside its directory")
         }
-        let peerCases = lines.filter { !$0.contains("peer_us=-") }.map { $0.split(separator: " ")[1] }
-        #expect(peerCases == ["case=read", "case=read-after-external-write", "case=write-entry", "case=write-collection"])
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [[String: Any]])
-        #expect(objects.count == Self.cases.count)
-        // A watchers case has one sample: the one write told to all.
-        #expect(objects.allSatisfy { ($0["ours_us"] as? [Double])?.count == (($0["case"] as? String)?.hasPrefix("watchers-") == true ? 1 : 3) })
-        let external = try #require(objects.first { $0["case"] as? String == "external-change" })
-        #expect((external["floor_us"] as? [Double])?.count == 3, "the floor's wake-ups are samples too")
-        #expect(external["idle_cpu_us"] is Double)
-        #expect(sandbox.fallback.contents().isEmpty, "the bench wrote outside its directory")
     }
 
     @Test("bench --watchers measures only the watchers cases asked for, each told of one write made elsewhere")

@@ -65,21 +65,23 @@ struct CheckCommandTests {
     }
 
     @Test("a short run ends with the summary line, prints the same plan digest for the same seed, and removes its files")
-    func shortRun() throws {
-        let first = try sandbox.run(["check", "--seed", "11", "--duration", "2", "--processes", "2"])
-        #expect(first.status == 0, "output: \(first.output)\nerrors: \(first.errors)")
-        let summary = try #require(first.lines.last { !$0.isEmpty })
-        #expect(summary.hasPrefix("check: seed 11, "))
-        #expect(summary.hasSuffix(" 0 anomalies"))
-        let operations = summary.split(separator: " ").dropFirst(3).first.flatMap { Int($0) } ?? 0
-        #expect(operations > 0)
-        let digest = first.lines.first { $0.hasPrefix("check: plan digest ") }
-        #expect(digest != nil)
-        // The plan alone is replayed: the same seed, duration and process count give the same digest (asked of
-        // `--plan`, which makes the plan and runs nothing: a second run would spend its 2 s to show no more).
-        let again = try sandbox.run(["check", "--plan", "--seed", "11", "--duration", "2", "--processes", "2"])
-        #expect(again.lines.first { $0.hasPrefix("check: plan digest ") } == digest)
-        #expect(sandbox.temporary.contents().isEmpty)
+    func shortRun() async throws {
+        try await onOwnThread {
+            let first = try sandbox.run(["check", "--seed", "11", "--duration", "1", "--processes", "2"])
+            #expect(first.status == 0, "output: \(first.output)\nerrors: \(first.errors)")
+            let summary = try #require(first.lines.last { !$0.isEmpty })
+            #expect(summary.hasPrefix("check: seed 11, "))
+            #expect(summary.hasSuffix(" 0 anomalies"))
+            let operations = summary.split(separator: " ").dropFirst(3).first.flatMap { Int($0) } ?? 0
+            #expect(operations > 0)
+            let digest = first.lines.first { $0.hasPrefix("check: plan digest ") }
+            #expect(digest != nil)
+            // The plan alone is replayed: the same seed, duration and process count give the same digest (asked of
+            // `--plan`, which makes the plan and runs nothing: a second run would spend its 1 s to show no more).
+            let again = try sandbox.run(["check", "--plan", "--seed", "11", "--duration", "1", "--processes", "2"])
+            #expect(again.lines.first { $0.hasPrefix("check: plan digest ") } == digest)
+            #expect(sandbox.temporary.contents().isEmpty)
+        }
     }
 
     /// The faults of kind `kind` a `--plan` output lists, and those it lists as made before the workers start.
@@ -112,43 +114,47 @@ struct CheckCommandTests {
 
     @Test("as root, a run's bind mounts are made, counted, and gone with the run; the faults line counts every kind",
           .enabled(if: namespacesAllowed, "needs root and unshare(1), to make bind mounts in a mount namespace of its own"))
-    func bindMountsAreMadeAndGone() throws {
-        // Seed 6's plan for 3 s mounts before the workers start and again 1.3 s into the run (`check --plan`).
-        let run = try sandbox.run(["check", "--seed", "6", "--duration", "3", "--processes", "2"])
-        #expect(run.status == 0, "output: \(run.output)\nerrors: \(run.errors)")
-        #expect(run.lines.contains("check: bind mounts: made in the run's own mount namespace"))
-        let faults = try #require(run.lines.first { $0.hasPrefix("check: faults: ") })
-        let counts = faults.dropFirst("check: faults: ".count).split(separator: "; ").map { item -> (String, Int) in
-            let words = item.split(separator: " ")
-            let number = words.lastIndex { Int($0) != nil }.map { Int(words[$0])! } ?? -1
-            return (String(item), number)
+    func bindMountsAreMadeAndGone() async throws {
+        try await onOwnThread {
+            // Seed 6's plan for 1 s mounts before the workers start (`check --plan`).
+            let run = try sandbox.run(["check", "--seed", "6", "--duration", "1", "--processes", "2"])
+            #expect(run.status == 0, "output: \(run.output)\nerrors: \(run.errors)")
+            #expect(run.lines.contains("check: bind mounts: made in the run's own mount namespace"))
+            let faults = try #require(run.lines.first { $0.hasPrefix("check: faults: ") })
+            let counts = faults.dropFirst("check: faults: ".count).split(separator: "; ").map { item -> (String, Int) in
+                let words = item.split(separator: " ")
+                let number = words.lastIndex { Int($0) != nil }.map { Int(words[$0])! } ?? -1
+                return (String(item), number)
+            }
+            #expect(counts.count == 8, "\(faults)")
+            let mounts = try #require(counts.first { $0.0.hasPrefix("bind mount over a directory of the path, then unmounted ") })
+            #expect(mounts.1 >= 1, "\(faults)")
+            #expect(!mounts.0.contains("skipped"), "\(faults)")
+            // The summary's F is the sum of the kinds.
+            let summary = try #require(run.lines.last { !$0.isEmpty })
+            #expect(summary.contains(" \(counts.map(\.1).reduce(0, +)) faults, "), "\(summary) vs \(faults)")
+            // Nothing of the run is mounted any more, here or anywhere.
+            let mountTable = try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+            #expect(!mountTable.contains(sandbox.temporary.path))
+            #expect(sandbox.temporary.contents().isEmpty)
         }
-        #expect(counts.count == 8, "\(faults)")
-        let mounts = try #require(counts.first { $0.0.hasPrefix("bind mount over a directory of the path, then unmounted ") })
-        #expect(mounts.1 >= 1, "\(faults)")
-        #expect(!mounts.0.contains("skipped"), "\(faults)")
-        // The summary's F is the sum of the kinds.
-        let summary = try #require(run.lines.last { !$0.isEmpty })
-        #expect(summary.contains(" \(counts.map(\.1).reduce(0, +)) faults, "), "\(summary) vs \(faults)")
-        // Nothing of the run is mounted any more, here or anywhere.
-        let mountTable = try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
-        #expect(!mountTable.contains(sandbox.temporary.path))
-        #expect(sandbox.temporary.contents().isEmpty)
     }
 
     @Test("as root with --etcd, a member cut off is out of the other members' reach and within its workers'",
           .enabled(if: namespacesAllowed && EtcdCluster.isAvailable, "needs root and unshare(1) (network namespaces), and etcd"))
-    func partitionBlocksPeerTraffic() throws {
-        // Seed 11's etcd plan for 5 s cuts a member off 1.6 s into the run (`check --plan --etcd`); the cut is
-        // probed with TCP connections from the other members' namespaces to its peer port and from the workers'
-        // to its client port.
-        let run = try sandbox.run(["check", "--etcd", "--seed", "11", "--duration", "5", "--processes", "2"])
-        #expect(run.lines.contains { $0.hasPrefix("check: partition method: network namespaces") }, "output: \(run.output)")
-        #expect(run.lines.contains("check: partition verified: peer port of m0 reached by the others while cut: no; client port reached by its workers: yes")
-                || run.lines.contains("check: partition verified: peer port of m1 reached by the others while cut: no; client port reached by its workers: yes")
-                || run.lines.contains("check: partition verified: peer port of m2 reached by the others while cut: no; client port reached by its workers: yes"),
-                "output: \(run.output)")
-        let faults = try #require(run.lines.first { $0.hasPrefix("check: faults: ") })
-        #expect(faults.contains("etcd member cut off from the others ") && !faults.contains("etcd member cut off from the others 0"), "\(faults)")
+    func partitionBlocksPeerTraffic() async throws {
+        try await onOwnThread {
+            // Seed 84's etcd plan for 3 s cuts a member off 1.6 s into the run, for 1 s (`check --plan --etcd`); the cut is
+            // probed with TCP connections from the other members' namespaces to its peer port and from the workers'
+            // to its client port.
+            let run = try sandbox.run(["check", "--etcd", "--seed", "84", "--duration", "3", "--processes", "2"])
+            #expect(run.lines.contains { $0.hasPrefix("check: partition method: network namespaces") }, "output: \(run.output)")
+            #expect(run.lines.contains("check: partition verified: peer port of m0 reached by the others while cut: no; client port reached by its workers: yes")
+                    || run.lines.contains("check: partition verified: peer port of m1 reached by the others while cut: no; client port reached by its workers: yes")
+                    || run.lines.contains("check: partition verified: peer port of m2 reached by the others while cut: no; client port reached by its workers: yes"),
+                    "output: \(run.output)")
+            let faults = try #require(run.lines.first { $0.hasPrefix("check: faults: ") })
+            #expect(faults.contains("etcd member cut off from the others ") && !faults.contains("etcd member cut off from the others 0"), "\(faults)")
+        }
     }
 }

@@ -25,13 +25,15 @@ struct EtcdDefaultsUnreachableTests {
     let sandbox = HarnessSandbox()
 
     @Test("Listing or searching the domains of a cluster no member of which answers fails, naming the endpoint, instead of listing none", arguments: [["domains"], ["find", "x"]])
-    func listingAnUnreachableClusterFails(words: [String]) throws {
-        let endpoint = "http://127.0.0.1:\(try unusedLoopbackPort())"
-        let run = try sandbox.run(["defaults", "--etcd", endpoint] + words, environment: ["ETCD_TIMEOUT": "0.3"])
-        #expect(run.status == 1, "\(run.output) \(run.errors)")
-        #expect(run.errors.contains("listing the domains failed"), "\(run.errors)")
-        #expect(run.errors.contains(endpoint), "\(run.errors)")
-        #expect(!run.errors.contains("no domains"), "\(run.errors)")
+    func listingAnUnreachableClusterFails(words: [String]) async throws {
+        try await onOwnThread {
+            let endpoint = "http://127.0.0.1:\(try unusedLoopbackPort())"
+            let run = try sandbox.run(["defaults", "--etcd", endpoint] + words, environment: ["ETCD_TIMEOUT": "0.3"])
+            #expect(run.status == 1, "\(run.output) \(run.errors)")
+            #expect(run.errors.contains("listing the domains failed"), "\(run.errors)")
+            #expect(run.errors.contains(endpoint), "\(run.errors)")
+            #expect(!run.errors.contains("no domains"), "\(run.errors)")
+        }
     }
 }
 
@@ -50,47 +52,51 @@ struct EtcdDefaultsTests {
     let sandbox = HarnessSandbox()
 
     @Test("Every kind of verb works on etcd domains: write, read, read-type, domains, export, import, delete")
-    func verbsOnEtcdDomains() throws {
-        let cluster = try EtcdCluster(size: 1)
-        let etcd = cluster.endpoints.map(\.absoluteString).joined(separator: ",")
-        func defaults(_ words: String...) throws -> HarnessRun { try sandbox.run(["defaults", "--etcd", etcd] + words) }
-        #expect(try defaults("write", "com.example.fleet", "maximumConnections", "-int", "120").status == 0)
-        #expect(try defaults("write", "com.example.fleet", "name", "fleet one").status == 0)
-        let read = try defaults("read", "com.example.fleet")
-        #expect(read.status == 0)
-        #expect(read.output.contains("maximumConnections = 120;"))
-        #expect(try defaults("read-type", "com.example.fleet", "maximumConnections").output == "Type is integer\n")
-        let exported = sandbox.directory.appending("fleet.plist")
-        #expect(try defaults("export", "com.example.fleet", exported).status == 0)
-        #expect(try defaults("import", "com.example.copy", exported).status == 0)
-        #expect(try defaults("domains").output == "com.example.copy, com.example.fleet\n")
-        #expect(try defaults("delete", "com.example.copy").status == 0)
-        #expect(try defaults("domains").output == "com.example.fleet\n")
-        // What the inspector wrote is the app's domain.
-        let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: "com.example.fleet")
-        #expect(try domain.snapshot().contents["maximumConnections"] == .integer(120))
-        // No file was made but the export.
-        #expect(sandbox.files().keys.sorted() == ["fleet.plist"])
+    func verbsOnEtcdDomains() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster(size: 1)
+            let etcd = cluster.endpoints.map(\.absoluteString).joined(separator: ",")
+            func defaults(_ words: String...) throws -> HarnessRun { try sandbox.run(["defaults", "--etcd", etcd] + words) }
+            #expect(try defaults("write", "com.example.fleet", "maximumConnections", "-int", "120").status == 0)
+            #expect(try defaults("write", "com.example.fleet", "name", "fleet one").status == 0)
+            let read = try defaults("read", "com.example.fleet")
+            #expect(read.status == 0)
+            #expect(read.output.contains("maximumConnections = 120;"))
+            #expect(try defaults("read-type", "com.example.fleet", "maximumConnections").output == "Type is integer\n")
+            let exported = sandbox.directory.appending("fleet.plist")
+            #expect(try defaults("export", "com.example.fleet", exported).status == 0)
+            #expect(try defaults("import", "com.example.copy", exported).status == 0)
+            #expect(try defaults("domains").output == "com.example.copy, com.example.fleet\n")
+            #expect(try defaults("delete", "com.example.copy").status == 0)
+            #expect(try defaults("domains").output == "com.example.fleet\n")
+            // What the inspector wrote is the app's domain.
+            let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: "com.example.fleet")
+            #expect(try domain.snapshot().contents["maximumConnections"] == .integer(120))
+            // No file was made but the export.
+            #expect(sandbox.files().keys.sorted() == ["fleet.plist"])
+        }
     }
 
     @Test("harness defaults --etcd takes the etcd user from ETCD_USER and ETCD_PASSWORD, and never prints the password")
-    func credentialsFromTheEnvironment() throws {
-        let cluster = try EtcdCluster(size: 1)
-        let admin = try EtcdClient(endpoints: [HTTPEndpoint(cluster.members[0].clientURL)!], caFile: nil, credentials: nil)
-        let secret = "pw-\(UUID().uuidString)"
-        for (path, body) in [("/v3/auth/user/add", ["name": "root", "password": secret]), ("/v3/auth/role/add", ["name": "root"]),
-                             ("/v3/auth/user/grant", ["user": "root", "role": "root"]), ("/v3/auth/enable", [:])] {
-            _ = try admin.call(path, body, by: .after(.seconds(5)), timeout: .seconds(5))
+    func credentialsFromTheEnvironment() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster(size: 1)
+            let admin = try EtcdClient(endpoints: [HTTPEndpoint(cluster.members[0].clientURL)!], caFile: nil, credentials: nil)
+            let secret = "pw-\(UUID().uuidString)"
+            for (path, body) in [("/v3/auth/user/add", ["name": "root", "password": secret]), ("/v3/auth/role/add", ["name": "root"]),
+                                 ("/v3/auth/user/grant", ["user": "root", "role": "root"]), ("/v3/auth/enable", [:])] {
+                _ = try admin.call(path, body, by: .after(.seconds(5)), timeout: .seconds(5))
+            }
+            let etcd = cluster.members[0].clientURL.absoluteString
+            let allowed = try sandbox.run(["defaults", "--etcd", etcd, "write", "com.example.secure", "k", "-int", "1"],
+                                          environment: ["ETCD_USER": "root", "ETCD_PASSWORD": secret])
+            #expect(allowed.status == 0, "\(allowed.errors)")
+            let refused = try sandbox.run(["defaults", "--etcd", etcd, "read", "com.example.secure"],
+                                          environment: ["ETCD_USER": "root", "ETCD_PASSWORD": "wrong-" + secret])
+            #expect(refused.status == 1)
+            #expect(refused.errors.contains("invalid user ID or password"), "\(refused.errors)")
+            for run in [allowed, refused] { #expect(!(run.output + run.errors).contains(secret)) }
         }
-        let etcd = cluster.members[0].clientURL.absoluteString
-        let allowed = try sandbox.run(["defaults", "--etcd", etcd, "write", "com.example.secure", "k", "-int", "1"],
-                                      environment: ["ETCD_USER": "root", "ETCD_PASSWORD": secret])
-        #expect(allowed.status == 0, "\(allowed.errors)")
-        let refused = try sandbox.run(["defaults", "--etcd", etcd, "read", "com.example.secure"],
-                                      environment: ["ETCD_USER": "root", "ETCD_PASSWORD": "wrong-" + secret])
-        #expect(refused.status == 1)
-        #expect(refused.errors.contains("invalid user ID or password"), "\(refused.errors)")
-        for run in [allowed, refused] { #expect(!(run.output + run.errors).contains(secret)) }
     }
 }
 
@@ -100,21 +106,23 @@ struct EtcdShareTests {
     let sandbox = HarnessSandbox()
 
     @Test("Two processes, each given another member first, exchange their messages through etcd and the app's observer hears the answer")
-    func shareThroughEtcd() throws {
-        let cluster = try EtcdCluster(size: 3)
-        let urls = cluster.endpoints.map(\.absoluteString)
-        // The app's own member first; its child, the helper, is handed the same list.
-        let run = try sandbox.run(["share", "--directory", sandbox.path, "--etcd", urls.joined(separator: ",")])
-        #expect(run.status == 0, "\(run.errors)")
-        #expect(run.output.contains("helper: sees appSays = \"Hello from the app\""), "\(run.output)")
-        #expect(run.output.contains("app:   its observer: helperSays: (nothing) → \"Hello back from the helper\""), "\(run.output)")
-        // What they exchanged is the etcd domain, read through another member; no group-suite file was made.
-        let domain = try EtcdDomainStorage(endpoints: Array(cluster.endpoints.reversed()), name: "group.com.example.harness")
-        guard case .dictionary(let conversation)? = try domain.snapshot().contents["Conversation"] else {
-            Issue.record("no Conversation collection in etcd")
-            return
+    func shareThroughEtcd() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster(size: 3)
+            let urls = cluster.endpoints.map(\.absoluteString)
+            // The app's own member first; its child, the helper, is handed the same list.
+            let run = try sandbox.run(["share", "--directory", sandbox.path, "--etcd", urls.joined(separator: ",")])
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(run.output.contains("helper: sees appSays = \"Hello from the app\""), "\(run.output)")
+            #expect(run.output.contains("app:   its observer: helperSays: (nothing) → \"Hello back from the helper\""), "\(run.output)")
+            // What they exchanged is the etcd domain, read through another member; no group-suite file was made.
+            let domain = try EtcdDomainStorage(endpoints: Array(cluster.endpoints.reversed()), name: "group.com.example.harness")
+            guard case .dictionary(let conversation)? = try domain.snapshot().contents["Conversation"] else {
+                Issue.record("no Conversation collection in etcd")
+                return
+            }
+            #expect(conversation["helperSays"] == .string("Hello back from the helper"))
+            #expect(!sandbox.files().keys.contains { $0.hasSuffix(".plist") })
         }
-        #expect(conversation["helperSays"] == .string("Hello back from the helper"))
-        #expect(!sandbox.files().keys.contains { $0.hasSuffix(".plist") })
     }
 }

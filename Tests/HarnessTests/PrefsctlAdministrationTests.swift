@@ -91,27 +91,29 @@ struct PrefsctlAdministrationTests {
           arguments: [["write", domain, key, "appearance", "light"], ["write", domain, key, "-dict-add", "size", "-int", "3"],
                       ["rename", domain, key, "com.example.app.settings"], ["delete", domain, key, "appearance"],
                       ["delete", domain], ["import", domain, "-"]])
-    func dryRun(_ verb: [String]) throws {
-        let input = "{\"\(Self.key)\": {\"appearance\": \"blue\"}}"
-        for layer in [["--directory", sandbox.path], ["--managed"]] {
-            try succeed(layer + ["write", Self.domain, Self.key, "appearance", "dark"])
-            let before = (tree(sandbox.path), tree(sandbox.fallback.path))
-            let run = try sandbox.run(executable: "prefsctl", layer + ["--dry-run"] + verb, input: input)
-            #expect(run.status == 0, "\(run.errors)")
-            #expect(run.output.hasPrefix("dry run: would "), "\(run.output)")
-            #expect(tree(sandbox.path) == before.0)
-            #expect(tree(sandbox.fallback.path) == before.1)
+    func dryRun(_ verb: [String]) async throws {
+        try await onOwnThread {
+            let input = "{\"\(Self.key)\": {\"appearance\": \"blue\"}}"
+            for layer in [["--directory", sandbox.path], ["--managed"]] {
+                try succeed(layer + ["write", Self.domain, Self.key, "appearance", "dark"])
+                let before = (tree(sandbox.path), tree(sandbox.fallback.path))
+                let run = try sandbox.run(executable: "prefsctl", layer + ["--dry-run"] + verb, input: input)
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.output.hasPrefix("dry run: would "), "\(run.output)")
+                #expect(tree(sandbox.path) == before.0)
+                #expect(tree(sandbox.fallback.path) == before.1)
+            }
+            // The user's domain, with no entry forced any more (a forced entry's dry run is refused as the write would be).
+            try succeed("--managed", "delete", Self.domain)
+            let write = try succeed("--directory", sandbox.path, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
+            #expect(write.output == "dry run: would write \(sandbox.path)/\(Self.domain).plist:\n- \(Self.key) = {appearance = dark;};\n+ \(Self.key) = {appearance = light;};\n")
+            // Where nothing exists yet, nothing is created.
+            let fresh = sandbox.directory.appending("fresh")
+            try succeed("--directory", fresh, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
+            #expect(!FileManager.default.fileExists(atPath: fresh))
+            // The checks of the real write are made: a missing key is still an error.
+            #expect(try prefsctl(["--directory", sandbox.path, "--dry-run", "delete", Self.domain, "absent"]).status == 1)
         }
-        // The user's domain, with no entry forced any more (a forced entry's dry run is refused as the write would be).
-        try succeed("--managed", "delete", Self.domain)
-        let write = try succeed("--directory", sandbox.path, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
-        #expect(write.output == "dry run: would write \(sandbox.path)/\(Self.domain).plist:\n- \(Self.key) = {appearance = dark;};\n+ \(Self.key) = {appearance = light;};\n")
-        // Where nothing exists yet, nothing is created.
-        let fresh = sandbox.directory.appending("fresh")
-        try succeed("--directory", fresh, "--dry-run", "write", Self.domain, Self.key, "appearance", "light")
-        #expect(!FileManager.default.fileExists(atPath: fresh))
-        // The checks of the real write are made: a missing key is still an error.
-        #expect(try prefsctl(["--directory", sandbox.path, "--dry-run", "delete", Self.domain, "absent"]).status == 1)
     }
 
     /// Writes `text` to `name` in the sandbox with `mode`, and returns its path.

@@ -73,55 +73,57 @@ struct EtcdDomainStorageTests {
     }
 
     @Test("With two of three members stopped an operation fails within its timeout naming the endpoints, saying truthfully whether it changed nothing, and the next one after the quorum returns succeeds")
-    func quorumLoss() throws {
-        let cluster = try EtcdCluster()
-        let name = uniqueDomainName("quorum")
-        let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(2))
-        let prefs = EtcdTestPreferences(key: "settings", allowed: ["value"], domain: domain)
-        prefs["value"] = 1
-        #expect(prefs.lastError == nil)
+    func quorumLoss() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster()
+            let name = uniqueDomainName("quorum")
+            let domain = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(2))
+            let prefs = EtcdTestPreferences(key: "settings", allowed: ["value"], domain: domain)
+            prefs["value"] = 1
+            #expect(prefs.lastError == nil)
 
-        cluster.kill(1)
-        cluster.kill(2)
-        // Until the last member notices it is alone, a write could still enter its log and be committed later.
-        let giveUp = ContinuousClock.now + .seconds(30)
-        while EtcdDomainStorage.memberKnowsLeader(cluster.members[0].clientURL) != false {
-            try #require(ContinuousClock.now < giveUp, "the last member never said it had no leader")
-        }
+            cluster.kill(1)
+            cluster.kill(2)
+            // Until the last member notices it is alone, a write could still enter its log and be committed later.
+            let giveUp = ContinuousClock.now + .seconds(30)
+            while EtcdDomainStorage.memberKnowsLeader(cluster.members[0].clientURL) != false {
+                try #require(ContinuousClock.now < giveUp, "the last member never said it had no leader")
+            }
 
-        let started = ContinuousClock.now
-        prefs["value"] = 2
-        let elapsed = ContinuousClock.now - started
-        // Nothing changed, certainly; or, when a loaded member did not answer an attempt in time, an outcome
-        // told as unknown (applied at most once), which the read after recovery checks either way.
-        let (location, reason, claimsNothingChanged): (String, String, Bool)
-        switch prefs.lastError {
-        case .storageUnreachable(let place, let why)?: (location, reason, claimsNothingChanged) = (place, why, true)
-        case .outcomeUnknown(let place, let why)?: (location, reason, claimsNothingChanged) = (place, why, false)
-        default:
-            Issue.record("expected storageUnreachable or outcomeUnknown, got \(String(describing: prefs.lastError))")
-            return
-        }
-        for member in cluster.members { #expect(location.contains("127.0.0.1:\(member.clientPort)")) }
-        #expect(reason.contains(claimsNothingChanged ? "nothing was changed" : "could not be learnt"), "\(reason)")
-        #expect(reason.contains("no leader") || reason.contains("timed out"), "\(reason)")
-        // Bounded: the 2 s timeout, with room for a loaded machine, not an unbounded wait.
-        #expect(elapsed < .seconds(6), "the failed write took \(elapsed)")
-        #expect(throws: PrefsError.self) { try domain.snapshot() }
+            let started = ContinuousClock.now
+            prefs["value"] = 2
+            let elapsed = ContinuousClock.now - started
+            // Nothing changed, certainly; or, when a loaded member did not answer an attempt in time, an outcome
+            // told as unknown (applied at most once), which the read after recovery checks either way.
+            let (location, reason, claimsNothingChanged): (String, String, Bool)
+            switch prefs.lastError {
+            case .storageUnreachable(let place, let why)?: (location, reason, claimsNothingChanged) = (place, why, true)
+            case .outcomeUnknown(let place, let why)?: (location, reason, claimsNothingChanged) = (place, why, false)
+            default:
+                Issue.record("expected storageUnreachable or outcomeUnknown, got \(String(describing: prefs.lastError))")
+                return
+            }
+            for member in cluster.members { #expect(location.contains("127.0.0.1:\(member.clientPort)")) }
+            #expect(reason.contains(claimsNothingChanged ? "nothing was changed" : "could not be learnt"), "\(reason)")
+            #expect(reason.contains("no leader") || reason.contains("timed out"), "\(reason)")
+            // Bounded: the 2 s timeout, with room for a loaded machine, not an unbounded wait.
+            #expect(elapsed < .seconds(6), "the failed write took \(elapsed)")
+            #expect(throws: PrefsError.self) { try domain.snapshot() }
 
-        try cluster.start(1)
-        try cluster.start(2)
-        try cluster.waitUntilServing(0)
-        let afterRecovery = prefs["value"] as? Int
-        if claimsNothingChanged {
-            #expect(afterRecovery == 1, "the failed write changed nothing")
-        } else {
-            #expect(afterRecovery == 1 || afterRecovery == 2, "at most once")
+            try cluster.start(1)
+            try cluster.start(2)
+            try cluster.waitUntilServing(0)
+            let afterRecovery = prefs["value"] as? Int
+            if claimsNothingChanged {
+                #expect(afterRecovery == 1, "the failed write changed nothing")
+            } else {
+                #expect(afterRecovery == 1 || afterRecovery == 2, "at most once")
+            }
+            prefs["value"] = 3
+            #expect(prefs.lastError == nil, "\(String(describing: prefs.lastError))")
+            let fresh = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
+            #expect(try fresh.snapshot().contents["settings"] == .dictionary(["value": .integer(3)]))
         }
-        prefs["value"] = 3
-        #expect(prefs.lastError == nil, "\(String(describing: prefs.lastError))")
-        let fresh = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 2), name: name)
-        #expect(try fresh.snapshot().contents["settings"] == .dictionary(["value": .integer(3)]))
     }
 }
 

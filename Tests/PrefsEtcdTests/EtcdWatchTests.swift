@@ -21,21 +21,23 @@ final class ChangeCounter: Sendable {
 @Suite("PrefsEtcd watches resume without missing a change", .enabled(if: EtcdCluster.isAvailable, etcdMissing))
 struct EtcdWatchTests {
     @Test("A watch whose member is killed resumes through another member from the last revision it saw, missing no change")
-    func watchResumesAfterItsMemberDies() throws {
-        let cluster = try EtcdCluster()
-        let (watched, writer) = try cluster.storages(of: "resume", attachedTo: 2, 0)
-        let counter = ChangeCounter()
-        _ = try watched.snapshot()
-        let watch = try #require(watched.watchChanges(counter.handler))
-        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
-        #expect(counter.waitForCall())
-        cluster.kill(2)
-        // Written while the watch has no stream: heard once it resumes elsewhere.
-        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
-        while try watched.cachedValue() != .integer(2) {
-            #expect(counter.waitForCall(), "the watch did not resume")
+    func watchResumesAfterItsMemberDies() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster()
+            let (watched, writer) = try cluster.storages(of: "resume", attachedTo: 2, 0)
+            let counter = ChangeCounter()
+            _ = try watched.snapshot()
+            let watch = try #require(watched.watchChanges(counter.handler))
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+            #expect(counter.waitForCall())
+            cluster.kill(2)
+            // Written while the watch has no stream: heard once it resumes elsewhere.
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
+            while try watched.cachedValue() != .integer(2) {
+                #expect(counter.waitForCall(), "the watch did not resume")
+            }
+            watch.cancel()
         }
-        watch.cancel()
     }
 
     @Test("A watch that must start from a compacted revision re-reads the domain and tells of the change")
@@ -56,64 +58,68 @@ struct EtcdWatchTests {
     }
 
     @Test("In watched read mode, this process's writes are read at once and another's arrive through the watch, never going backwards")
-    func watchedReadMode() throws {
-        let pair = try WatchedReadPair("watched-mode")
-        let (cluster, reader, other) = (pair.cluster, pair.reader, pair.writer)
-        try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
-        #expect(try reader.snapshot().contents["v"] == .integer(1))
-        let counter = ChangeCounter()
-        let watch = try #require(reader.watchChanges(counter.handler))
-        var last = 1
-        for value in 2...20 {
-            try other.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) }
-            guard case .integer(let seen)? = try reader.snapshot().contents["v"] else { Issue.record("no value"); return }
-            #expect(seen >= last, "a watched read went backwards from \(last) to \(seen)")
-            last = seen
+    func watchedReadMode() async throws {
+        try await onOwnThread {
+            let pair = try WatchedReadPair("watched-mode")
+            let (cluster, reader, other) = (pair.cluster, pair.reader, pair.writer)
+            try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+            #expect(try reader.snapshot().contents["v"] == .integer(1))
+            let counter = ChangeCounter()
+            let watch = try #require(reader.watchChanges(counter.handler))
+            var last = 1
+            for value in 2...20 {
+                try other.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) }
+                guard case .integer(let seen)? = try reader.snapshot().contents["v"] else { Issue.record("no value"); return }
+                #expect(seen >= last, "a watched read went backwards from \(last) to \(seen)")
+                last = seen
+            }
+            while try reader.snapshot().contents["v"] != .integer(20) { #expect(counter.waitForCall()) }
+            let written = ContinuousClock.now
+            try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(21) }
+            #expect(try reader.snapshot().contents["v"] == .integer(21))
+            // Served from the watch's copy within the bound of the write that confirmed it: even with every member
+            // hung, a read returns at once without error (unless the machine was too slow to read within the bound).
+            for index in cluster.members.indices { cluster.pause(index) }
+            defer { for index in cluster.members.indices { cluster.pause(index, false) } }
+            let started = ContinuousClock.now
+            let withinBound = try reader.snapshot().contents["v"]
+            if ContinuousClock.now - written < EtcdDomainStorage.watchedReadBound {
+                #expect(withinBound == .integer(21))
+                #expect(ContinuousClock.now - started < .milliseconds(100), "a read within the bound asked the cluster")
+            }
+            // Past the bound, the hung cluster can no longer vouch for the copy: the read fails.
+            Thread.sleep(forTimeInterval: 1.1)
+            #expect(throws: PrefsError.self) { try reader.snapshot() }
+            watch.cancel()
         }
-        while try reader.snapshot().contents["v"] != .integer(20) { #expect(counter.waitForCall()) }
-        let written = ContinuousClock.now
-        try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(21) }
-        #expect(try reader.snapshot().contents["v"] == .integer(21))
-        // Served from the watch's copy within the bound of the write that confirmed it: even with every member
-        // hung, a read returns at once without error (unless the machine was too slow to read within the bound).
-        for index in cluster.members.indices { cluster.pause(index) }
-        defer { for index in cluster.members.indices { cluster.pause(index, false) } }
-        let started = ContinuousClock.now
-        let withinBound = try reader.snapshot().contents["v"]
-        if ContinuousClock.now - written < EtcdDomainStorage.watchedReadBound {
-            #expect(withinBound == .integer(21))
-            #expect(ContinuousClock.now - started < .milliseconds(100), "a read within the bound asked the cluster")
-        }
-        // Past the bound, the hung cluster can no longer vouch for the copy: the read fails.
-        Thread.sleep(forTimeInterval: 1.1)
-        #expect(throws: PrefsError.self) { try reader.snapshot() }
-        watch.cancel()
     }
 
     @Test("In watched read mode on a member stopped with SIGSTOP while another member's writes continue, a read past the 1 s bound returns the new value or fails, never the old one without error")
-    func watchedReadOnAStoppedMemberIsBounded() throws {
-        let pair = try WatchedReadPair("watched-bound", readerMember: 2, readerTimeout: .seconds(3))
-        let (cluster, reader, writer) = (pair.cluster, pair.reader, pair.writer)
-        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
-        #expect(try reader.snapshot().contents["v"] == .integer(1))
-        // The read watch is established on member 2, and delivers a change: without the bound, its copy would be
-        // served as current for as long as the stream stays open.
-        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
-        let giveUp = ContinuousClock.now + .seconds(20)
-        while try reader.cachedValue() != .integer(2) || !reader.state.withLock({ $0.readWatchLive }) {
-            try #require(ContinuousClock.now < giveUp, "the read watch delivered nothing")
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        cluster.pause(2)
-        defer { cluster.pause(2, false) }
-        // The majority moves on while member 2 holds the reader's watch open and silent.
-        try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(3) }
-        Thread.sleep(forTimeInterval: 1.1)
-        do {
-            let value = try reader.snapshot().contents["v"]
-            #expect(value == .integer(3), "a watched read past the bound returned \(String(describing: value)) without error")
-        } catch {
-            // Failing is allowed: the read could not confirm its copy.
+    func watchedReadOnAStoppedMemberIsBounded() async throws {
+        try await onOwnThread {
+            let pair = try WatchedReadPair("watched-bound", readerMember: 2, readerTimeout: .seconds(3))
+            let (cluster, reader, writer) = (pair.cluster, pair.reader, pair.writer)
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+            #expect(try reader.snapshot().contents["v"] == .integer(1))
+            // The read watch is established on member 2, and delivers a change: without the bound, its copy would be
+            // served as current for as long as the stream stays open.
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
+            let giveUp = ContinuousClock.now + .seconds(20)
+            while try reader.cachedValue() != .integer(2) || !reader.state.withLock({ $0.readWatchLive }) {
+                try #require(ContinuousClock.now < giveUp, "the read watch delivered nothing")
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            cluster.pause(2)
+            defer { cluster.pause(2, false) }
+            // The majority moves on while member 2 holds the reader's watch open and silent.
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(3) }
+            Thread.sleep(forTimeInterval: 1.1)
+            do {
+                let value = try reader.snapshot().contents["v"]
+                #expect(value == .integer(3), "a watched read past the bound returned \(String(describing: value)) without error")
+            } catch {
+                // Failing is allowed: the read could not confirm its copy.
+            }
         }
     }
 }

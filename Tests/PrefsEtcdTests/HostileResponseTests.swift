@@ -33,7 +33,7 @@ struct HostileResponseTests {
 
     @Test("A chunked response of 16 MiB chunks past the body cap is refused, holding little more than the cap")
     func hugeChunksAreRefusedWithinTheCap() throws {
-        let server = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.server, "9"])
+        let server = try pythonProcess(["-c", Self.server, "9"])
         defer { server.kill() }
         let port = try #require(server.readLine())
         let worker = try ChildProcess("EtcdTestWorker", ["read-peak", "http://127.0.0.1:\(port)", "test.hostile", "k"])

@@ -42,21 +42,7 @@ private func decodeDomainFile(_ bytes: [UInt8]) throws(PropertyListCodingError) 
 /// Runs a Python snippet with `input` on its standard input and returns its standard output; the
 /// reference implementation for the cross-checks is Python's `plistlib`.
 private func runPython(_ script: String, input: [UInt8] = []) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    try process.run()
-    // The script reads all of its input before writing anything, so writing first cannot deadlock.
-    try stdin.fileHandleForWriting.write(contentsOf: input)
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "python3 failed")
-    return [UInt8](output)
+    try python(script, input: input)
 }
 
 /// A deterministic generator, so a failing mutation can be reproduced from the seed.

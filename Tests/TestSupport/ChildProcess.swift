@@ -104,10 +104,25 @@ package final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Runs python3 with `script`, feeding `input` (small: it must fit in the pipe) on standard input.
+/// The interpreter that `python3` on the `PATH` runs, asked once. A version manager's `python3` (pyenv's
+/// is a shell script that runs more programs) costs the tests more than the interpreter itself at every call.
+/// - Returns: `python3` itself when the interpreter cannot say where it is.
+package let python3: String = {
+    guard let child = try? ChildProcess("/usr/bin/env", ["python3", "-c", "import sys; print(sys.executable)"]) else { return "python3" }
+    let path = child.readAllOutput().trimmingCharacters(in: .whitespacesAndNewlines)
+    return child.wait() == 0 && path.hasPrefix("/") && access(path, X_OK) == 0 ? path : "python3"
+}()
+
+/// Starts python3 (see ``python3``) with `arguments`.
+package func pythonProcess(_ arguments: [String]) throws -> ChildProcess {
+    python3.hasPrefix("/") ? try ChildProcess(python3, arguments) : try ChildProcess("/usr/bin/env", ["python3"] + arguments)
+}
+
+/// Runs python3 with `script`, feeding `input` on standard input (more than a pipe holds only to a script that reads
+/// all of its input before it writes).
 /// - Returns: What the script wrote to standard output.
 package func python(_ script: String, input: [UInt8] = []) throws -> [UInt8] {
-    let child = try ChildProcess("/usr/bin/env", ["python3", "-c", script])
+    let child = try pythonProcess(["-c", script])
     child.sendBytes(input)
     child.closeInput()
     let output = child.readAllOutputBytes()

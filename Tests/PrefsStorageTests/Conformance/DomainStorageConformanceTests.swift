@@ -18,95 +18,113 @@ struct DomainStorageConformanceTests {
     }
 
     @Test("FileDomainStorage keeps the DomainStorage contract, with a second object over the same file as the other writer")
-    func fileDomainConforms() throws {
-        try DomainStorageConformance {
-            let (directory, name) = newFile()
-            return .init(storage: try FileDomainStorage(directory: directory, name: name),
-                         otherWriter: try FileDomainStorage(directory: directory, name: name))
-        }.check()
+    func fileDomainConforms() async throws {
+        try await onOwnThread {
+            try DomainStorageConformance {
+                let (directory, name) = newFile()
+                return .init(storage: try FileDomainStorage(directory: directory, name: name),
+                             otherWriter: try FileDomainStorage(directory: directory, name: name))
+            }.check()
+        }
     }
 
     @Test("FileDomainStorage keeps the DomainStorage contract where its watch can only poll (inotify unavailable, or events incomplete)",
           arguments: [DomainWatching.Fallback.inotifyUnavailable, .eventsIncomplete])
-    func fileDomainConformsWhenPolling(_ fallback: DomainWatching.Fallback) throws {
-        try DomainStorageConformance {
-            let (directory, name) = newFile()
-            let storage = try FileDomainStorage(directory: directory, name: name)
-            storage.watchSettings = (fallback, .milliseconds(20))
-            return .init(storage: storage, otherWriter: try FileDomainStorage(directory: directory, name: name))
-        }.check()
+    func fileDomainConformsWhenPolling(_ fallback: DomainWatching.Fallback) async throws {
+        try await onOwnThread {
+            try DomainStorageConformance {
+                let (directory, name) = newFile()
+                let storage = try FileDomainStorage(directory: directory, name: name)
+                storage.watchSettings = (fallback, .milliseconds(20))
+                return .init(storage: storage, otherWriter: try FileDomainStorage(directory: directory, name: name))
+            }.check()
+        }
     }
 
     @Test("InMemoryDomainStorage keeps the DomainStorage contract, its one object being both writers")
-    func inMemoryDomainConforms() throws {
-        try DomainStorageConformance {
-            let domain = InMemoryDomainStorage()
-            return .init(storage: domain, otherWriter: domain)
-        }.check()
+    func inMemoryDomainConforms() async throws {
+        try await onOwnThread {
+            try DomainStorageConformance {
+                let domain = InMemoryDomainStorage()
+                return .init(storage: domain, otherWriter: domain)
+            }.check()
+        }
     }
 
     @Test("An administrator's file (system defaults; managed, its ownership checked) keeps the read-only DomainStorage contract, written through a FileDomainStorage over the same path",
           arguments: [false, true])
-    func administratorDomainConforms(verifiesOwnership managed: Bool) throws {
-        try DomainStorageConformance(readOnly: true) {
-            let (directory, name) = newFile()
-            let file = try FileDomainStorage(directory: directory, name: name)
-            return .init(storage: AdministratorDomainStorage.shared(file, verifiesOwnership: managed),
-                         otherWriter: try FileDomainStorage(directory: directory, name: name))
-        }.check()
+    func administratorDomainConforms(verifiesOwnership managed: Bool) async throws {
+        try await onOwnThread {
+            try DomainStorageConformance(readOnly: true) {
+                let (directory, name) = newFile()
+                let file = try FileDomainStorage(directory: directory, name: name)
+                return .init(storage: AdministratorDomainStorage.shared(file, verifiesOwnership: managed),
+                             otherWriter: try FileDomainStorage(directory: directory, name: name))
+            }.check()
+        }
     }
 
     @Test("The kit reports a backend whose watchChanges never fires, and nothing else of it")
-    func reportsAWatchThatNeverFires() {
-        let failures = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
-            let domain = SilentlyWatchedDomain()
-            return .init(storage: domain, otherWriter: domain)
-        }.run()
-        #expect(Set(failures.map(\.check)) == [.watchFiresAfterOtherWriter, .watchStopsAfterCancel, .watchStopsWhenReleased,
-                                                .handedOverSnapshotsAreCurrent],
-                "\(failures)")
-        #expect(failures.first?.description.contains("no call within") == true, "\(failures)")
+    func reportsAWatchThatNeverFires() async throws {
+        try await onOwnThread {
+            let failures = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
+                let domain = SilentlyWatchedDomain()
+                return .init(storage: domain, otherWriter: domain)
+            }.run()
+            #expect(Set(failures.map(\.check)) == [.watchFiresAfterOtherWriter, .watchStopsAfterCancel, .watchStopsWhenReleased,
+                                                    .handedOverSnapshotsAreCurrent],
+                    "\(failures)")
+            #expect(failures.first?.description.contains("no call within") == true, "\(failures)")
+        }
     }
 
     @Test("The kit reports a backend whose snapshot does not move after another writer's change, and nothing else of it")
-    func reportsASnapshotThatDoesNotMove() {
-        let failures = DomainStorageConformance {
-            let store = SharedStore()
-            return .init(storage: StaleDomain(store), otherWriter: StaleDomain(store))
-        }.run()
-        #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
+    func reportsASnapshotThatDoesNotMove() async throws {
+        try await onOwnThread {
+            let failures = DomainStorageConformance {
+                let store = SharedStore()
+                return .init(storage: StaleDomain(store), otherWriter: StaleDomain(store))
+            }.run()
+            #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
+        }
     }
 
     @Test("The kit reports a backend whose generation does not move after another writer's change, and nothing else of it")
-    func reportsAGenerationThatDoesNotMove() {
-        let failures = DomainStorageConformance {
-            let domain = InMemoryDomainStorage()
-            return .init(storage: FrozenGenerationDomain(domain), otherWriter: domain)
-        }.run()
-        #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
-        #expect(failures.first?.description.contains("generation") == true, "\(failures)")
+    func reportsAGenerationThatDoesNotMove() async throws {
+        try await onOwnThread {
+            let failures = DomainStorageConformance {
+                let domain = InMemoryDomainStorage()
+                return .init(storage: FrozenGenerationDomain(domain), otherWriter: domain)
+            }.run()
+            #expect(failures.map(\.check) == [.generationMovesAfterOtherWriter], "\(failures)")
+            #expect(failures.first?.description.contains("generation") == true, "\(failures)")
+        }
     }
 
     @Test("The kit reports a backend whose watch hands over the snapshot from before the change, and nothing else of it")
-    func reportsAHandedOverSnapshotFromBeforeTheChange() {
-        let failures = DomainStorageConformance(watchTimeout: .milliseconds(500)) {
-            let domain = InMemoryDomainStorage()
-            return .init(storage: BackdatingDomain(domain), otherWriter: domain)
-        }.run()
-        #expect(failures.map(\.check) == [.handedOverSnapshotsAreCurrent], "\(failures)")
-        #expect(failures.first?.description.contains("no call handed over the other writer's change 1") == true, "\(failures)")
+    func reportsAHandedOverSnapshotFromBeforeTheChange() async throws {
+        try await onOwnThread {
+            let failures = DomainStorageConformance(watchTimeout: .milliseconds(500)) {
+                let domain = InMemoryDomainStorage()
+                return .init(storage: BackdatingDomain(domain), otherWriter: domain)
+            }.run()
+            #expect(failures.map(\.check) == [.handedOverSnapshotsAreCurrent], "\(failures)")
+            #expect(failures.first?.description.contains("no call handed over the other writer's change 1") == true, "\(failures)")
+        }
     }
 
     @Test("check() throws every failure, each naming its rule, and run() of a conforming backend finds none")
-    func checkThrowsWhatRunFinds() {
-        let broken = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
-            let domain = SilentlyWatchedDomain()
-            return .init(storage: domain, otherWriter: domain)
+    func checkThrowsWhatRunFinds() async throws {
+        try await onOwnThread {
+            let broken = DomainStorageConformance(watchTimeout: .milliseconds(300)) {
+                let domain = SilentlyWatchedDomain()
+                return .init(storage: domain, otherWriter: domain)
+            }
+            let thrown = #expect(throws: DomainStorageConformance.Failures.self) { try broken.check() }
+            #expect(thrown?.failures.count == 4, "\(String(describing: thrown))")
+            #expect(thrown.map { "\($0)".contains(DomainStorageConformance.Check.watchFiresAfterOtherWriter.rawValue) } == true)
+            #expect(DomainStorageConformance(watches: false) { let d = SilentlyWatchedDomain(); return .init(storage: d, otherWriter: d) }.run().isEmpty)
         }
-        let thrown = #expect(throws: DomainStorageConformance.Failures.self) { try broken.check() }
-        #expect(thrown?.failures.count == 4, "\(String(describing: thrown))")
-        #expect(thrown.map { "\($0)".contains(DomainStorageConformance.Check.watchFiresAfterOtherWriter.rawValue) } == true)
-        #expect(DomainStorageConformance(watches: false) { let d = SilentlyWatchedDomain(); return .init(storage: d, otherWriter: d) }.run().isEmpty)
     }
 }
 

@@ -161,21 +161,23 @@ struct FileWatchTests {
 
     // 200 cycles here; Scripts/soak.sh runs 10,000 (SOAK_WATCH_CYCLES), which took 67 s of the suite.
     @Test("200 watch start/stop cycles leave the process's descriptor and thread counts where they began")
-    func startStopCyclesLeakNothing() throws {
-        // In a process of its own: tests running in parallel here open descriptors and threads.
-        let worker = try ChildProcess.worker("watch-cycles", directory.path, "cycles", "settings", "200")
-        let line = try #require(worker.readLine(), "worker failed: \(worker.readErrors())")
-        #expect(worker.wait() == 0)
-        let figures = Dictionary(uniqueKeysWithValues: line.split(separator: " ").compactMap { field -> (String, Int)? in
-            let parts = field.split(separator: "=")
-            return parts.count == 2 ? (String(parts[0]), Int(parts[1]) ?? -1) : nil
-        })
-        #expect(figures["fds_before"] == figures["fds_after"], "\(line)")
-        #expect(figures["threads_before"] == figures["threads_after"], "\(line)")
-        // While watching, one thread and four descriptors more: inotify, the wake-up, and the mount table twice
-        // (the thread's and the reads', since each descriptor reports a change once).
-        #expect(figures["threads_during"] == (figures["threads_before"] ?? 0) + 1, "\(line)")
-        #expect(figures["fds_during"] == (figures["fds_before"] ?? 0) + 4, "\(line)")
-        #expect(figures["cycles"] == 200)
+    func startStopCyclesLeakNothing() async throws {
+        try await onOwnThread {
+            // In a process of its own: tests running in parallel here open descriptors and threads.
+            let worker = try ChildProcess.worker("watch-cycles", directory.path, "cycles", "settings", "200")
+            let line = try #require(worker.readLine(), "worker failed: \(worker.readErrors())")
+            #expect(worker.wait() == 0)
+            let figures = Dictionary(uniqueKeysWithValues: line.split(separator: " ").compactMap { field -> (String, Int)? in
+                let parts = field.split(separator: "=")
+                return parts.count == 2 ? (String(parts[0]), Int(parts[1]) ?? -1) : nil
+            })
+            #expect(figures["fds_before"] == figures["fds_after"], "\(line)")
+            #expect(figures["threads_before"] == figures["threads_after"], "\(line)")
+            // While watching, one thread and four descriptors more: inotify, the wake-up, and the mount table twice
+            // (the thread's and the reads', since each descriptor reports a change once).
+            #expect(figures["threads_during"] == (figures["threads_before"] ?? 0) + 1, "\(line)")
+            #expect(figures["fds_during"] == (figures["fds_before"] ?? 0) + 4, "\(line)")
+            #expect(figures["cycles"] == 200)
+        }
     }
 }

@@ -69,13 +69,15 @@ struct WatchedReadTests {
     }
 
     @Test("After an overflow that lost the move of the domain's directory, reads follow the new directory, and see a later write")
-    func overflowResolvesPathsAgain() throws {
-        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
-        // Two events a flood file (made, removed): enough to overflow the queue.
-        let worker = try ChildProcess.worker("overflow-moved-read", directory.path, "d", "k", "\((limit + 1_000) / 2)")
-        let line = worker.readLine()
-        #expect(worker.wait() == 0, "\(worker.readErrors())")
-        #expect(line == "overflow=integer(2),integer(2) later=integer(3),integer(3)")
+    func overflowResolvesPathsAgain() async throws {
+        try await onOwnThread {
+            let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
+            // Two events a flood file (made, removed): enough to overflow the queue.
+            let worker = try ChildProcess.worker("overflow-moved-read", directory.path, "d", "k", "\((limit + 1_000) / 2)")
+            let line = worker.readLine()
+            #expect(worker.wait() == 0, "\(worker.readErrors())")
+            #expect(line == "overflow=integer(2),integer(2) later=integer(3),integer(3)")
+        }
     }
 }

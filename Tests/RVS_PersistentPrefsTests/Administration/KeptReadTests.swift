@@ -34,52 +34,54 @@ struct KeptReadTests {
 
     @Test("Another process's 300 writes are each read at once, and the reads of the unchanged file between them make no stat or open",
           arguments: [false, true])
-    func writesElsewhereAreReadAtOnce(administered: Bool) throws {
-        let fixture = AdministrationFixture()
-        if administered {
-            fixture.install(["volume": .integer(3)], at: fixture.xdgFile)
-            fixture.install(["flag": .bool(true)], at: fixture.managedFile)
-        }
-        let faults = FaultInjection()
-        let suite = try Self.suite(fixture, administered: administered, faults: faults)
-        let writer = try ChildProcess.worker("serve", fixture.preferences, fixture.domainName, fixture.storageKey)
-        var stale = 0
-        var callingReads = 0
-        var everyPathWoken = 0
-        var firstCalls = ""
-        // A suite's first two reads start no watch, and validate by the files (issue 27: a process reading once
-        // pays for no watch): the reads counted below come after them.
-        for _ in 0..<2 { _ = try Self.collection(suite, fixture.storageKey) }
-        for round in 0..<300 {
-            let value = 1_000_000 + round % 2
-            writer.send("\(value)")
-            #expect(writer.readLine() == "done \(value)")
-            var expected: [String: PropertyListValue] = ["value": .integer(value)]
-            if administered { expected.merge(["volume": .integer(3), "flag": .bool(true)]) { old, _ in old } }
-            // A change of the mount table (tests beside this one make and remove bind mounts) or an overflow of
-            // the queue wakes every path, and the next read of each looks at its file again: such a round is
-            // still checked for staleness, but its reads may call.
-            let wokenBefore = WatchEngine.shared.everyPathWoken
-            if try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
-            faults.clearRecordedCalls()
-            for _ in 0..<3 where try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
-            if !faults.recordedCalls.isEmpty {
-                if WatchEngine.shared.everyPathWoken == wokenBefore {
-                    callingReads += 1
-                    if firstCalls.isEmpty { firstCalls = "round \(round): \(faults.recordedCalls)" }
-                } else {
-                    everyPathWoken += 1
+    func writesElsewhereAreReadAtOnce(administered: Bool) async throws {
+        try await onOwnThread {
+            let fixture = AdministrationFixture()
+            if administered {
+                fixture.install(["volume": .integer(3)], at: fixture.xdgFile)
+                fixture.install(["flag": .bool(true)], at: fixture.managedFile)
+            }
+            let faults = FaultInjection()
+            let suite = try Self.suite(fixture, administered: administered, faults: faults)
+            let writer = try ChildProcess.worker("serve", fixture.preferences, fixture.domainName, fixture.storageKey)
+            var stale = 0
+            var callingReads = 0
+            var everyPathWoken = 0
+            var firstCalls = ""
+            // A suite's first two reads start no watch, and validate by the files (issue 27: a process reading once
+            // pays for no watch): the reads counted below come after them.
+            for _ in 0..<2 { _ = try Self.collection(suite, fixture.storageKey) }
+            for round in 0..<300 {
+                let value = 1_000_000 + round % 2
+                writer.send("\(value)")
+                #expect(writer.readLine() == "done \(value)")
+                var expected: [String: PropertyListValue] = ["value": .integer(value)]
+                if administered { expected.merge(["volume": .integer(3), "flag": .bool(true)]) { old, _ in old } }
+                // A change of the mount table (tests beside this one make and remove bind mounts) or an overflow of
+                // the queue wakes every path, and the next read of each looks at its file again: such a round is
+                // still checked for staleness, but its reads may call.
+                let wokenBefore = WatchEngine.shared.everyPathWoken
+                if try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
+                faults.clearRecordedCalls()
+                for _ in 0..<3 where try Self.collection(suite, fixture.storageKey) != expected { stale += 1 }
+                if !faults.recordedCalls.isEmpty {
+                    if WatchEngine.shared.everyPathWoken == wokenBefore {
+                        callingReads += 1
+                        if firstCalls.isEmpty { firstCalls = "round \(round): \(faults.recordedCalls)" }
+                    } else {
+                        everyPathWoken += 1
+                    }
                 }
             }
+            writer.closeInput()
+            #expect(writer.wait() == 0)
+            #expect(stale == 0)
+            // Where the process's watch vouches for the file, as on this machine's local disk.
+            let rounds = "rounds whose unchanged reads called stat or open: \(callingReads) of 300"
+            let woken = "and \(everyPathWoken) more in which the engine woke every path"
+            #expect(callingReads == 0, "\(rounds) (\(woken)); the first: \(firstCalls)")
+            #expect(everyPathWoken < 300, "every round woke every path: the watch never vouched")
         }
-        writer.closeInput()
-        #expect(writer.wait() == 0)
-        #expect(stale == 0)
-        // Where the process's watch vouches for the file, as on this machine's local disk.
-        let rounds = "rounds whose unchanged reads called stat or open: \(callingReads) of 300"
-        let woken = "and \(everyPathWoken) more in which the engine woke every path"
-        #expect(callingReads == 0, "\(rounds) (\(woken)); the first: \(firstCalls)")
-        #expect(everyPathWoken < 300, "every round woke every path: the watch never vouched")
     }
 
     @Test("A mode change of a directory on the managed file's path after a kept read is read at once: the file is ignored while others may write there, and honoured again after",

@@ -60,62 +60,66 @@ struct BaseClassThreadSafetyTests {
     }
 
     @Test("8 threads writing distinct entries through the subscript of one instance, and reading, keep every entry")
-    func subscriptWritesFromEightThreads() throws {
-        let perThread = 150
-        let domain = InMemoryDomainStorage()
-        nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-            suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-            key: "settings", values: nil, allowing: Self.names(perThread: perThread)
-        )
-        let misreads = Locked(0)
+    func subscriptWritesFromEightThreads() async throws {
+        try await onOwnThread {
+            let perThread = 150
+            let domain = InMemoryDomainStorage()
+            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
+                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
+                key: "settings", values: nil, allowing: Self.names(perThread: perThread)
+            )
+            let misreads = Locked(0)
 
-        hammer { thread in
-            for index in 0..<perThread {
-                let name = "t\(thread)-\(index)"
-                prefs[name] = "value \(thread) \(index)"
-                // Only this thread writes this entry, so every read of it must see this thread's write.
-                if prefs[name] as? String != "value \(thread) \(index)" { misreads.withLock { $0 += 1 } }
-                if index % 10 == 0 { _ = prefs.values.count + prefs.count }
-                if index % 25 == 0 { prefs.flush() }
+            hammer { thread in
+                for index in 0..<perThread {
+                    let name = "t\(thread)-\(index)"
+                    prefs[name] = "value \(thread) \(index)"
+                    // Only this thread writes this entry, so every read of it must see this thread's write.
+                    if prefs[name] as? String != "value \(thread) \(index)" { misreads.withLock { $0 += 1 } }
+                    if index % 10 == 0 { _ = prefs.values.count + prefs.count }
+                    if index % 25 == 0 { prefs.flush() }
+                }
             }
-        }
 
-        #expect(misreads.withLock { $0 } == 0, "a thread did not read back its own write")
-        let values = prefs.values
-        #expect(prefs.baseClassOutcome == .success)
-        #expect(values.count == Self.threads * perThread)
-        for thread in 0..<Self.threads {
-            for index in 0..<perThread {
-                #expect(values["t\(thread)-\(index)"] as? String == "value \(thread) \(index)")
+            #expect(misreads.withLock { $0 } == 0, "a thread did not read back its own write")
+            let values = prefs.values
+            #expect(prefs.baseClassOutcome == .success)
+            #expect(values.count == Self.threads * perThread)
+            for thread in 0..<Self.threads {
+                for index in 0..<perThread {
+                    #expect(values["t\(thread)-\(index)"] as? String == "value \(thread) \(index)")
+                }
             }
         }
     }
 
     @Test("The operations of one instance used from 8 threads are serialized: its domain never sees two calls at once")
-    func operationsAreSerialized() throws {
-        let perThread = 100
-        let domain = BaseClassOverlapDetectingDomain()
-        nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-            suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-            key: "settings", values: nil, allowing: Self.names(perThread: perThread)
-        )
+    func operationsAreSerialized() async throws {
+        try await onOwnThread {
+            let perThread = 100
+            let domain = BaseClassOverlapDetectingDomain()
+            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
+                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
+                key: "settings", values: nil, allowing: Self.names(perThread: perThread)
+            )
 
-        hammer { thread in
-            for index in 0..<perThread {
-                switch index % 6 {
-                case 0: prefs.values = prefs.values
-                case 1: prefs.flush()
-                case 2: _ = prefs.count
-                case 3: prefs.values["t\(thread)-\(index)"] = index
-                default: prefs["t\(thread)-\(index)"] = index
+            hammer { thread in
+                for index in 0..<perThread {
+                    switch index % 6 {
+                    case 0: prefs.values = prefs.values
+                    case 1: prefs.flush()
+                    case 2: _ = prefs.count
+                    case 3: prefs.values["t\(thread)-\(index)"] = index
+                    default: prefs["t\(thread)-\(index)"] = index
+                    }
+                    _ = prefs["t\(thread)-\(index)"]
                 }
-                _ = prefs["t\(thread)-\(index)"]
             }
-        }
 
-        #expect(domain.calls > Self.threads * perThread)
-        #expect(domain.overlaps == 0, "\(domain.overlaps) of \(domain.calls) domain calls overlapped another")
-        #expect(prefs.values.count > 0 && prefs.baseClassOutcome == .success)
+            #expect(domain.calls > Self.threads * perThread)
+            #expect(domain.overlaps == 0, "\(domain.overlaps) of \(domain.calls) domain calls overlapped another")
+            #expect(prefs.values.count > 0 && prefs.baseClassOutcome == .success)
+        }
     }
 
     @Test("8 threads writing distinct entries of one instance over a domain file keep every entry in the file")
@@ -144,35 +148,37 @@ struct BaseClassThreadSafetyTests {
     }
 
     @Test("Rejected writes, removals and whole-collection reads from other threads do not disturb subscript writes")
-    func mixedOperationsFromEightThreads() throws {
-        let perThread = 80
-        let domain = InMemoryDomainStorage()
-        let names = Self.names(perThread: perThread) + ["scratch"]
-        nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-            suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-            key: "settings", values: nil, allowing: names
-        )
+    func mixedOperationsFromEightThreads() async throws {
+        try await onOwnThread {
+            let perThread = 80
+            let domain = InMemoryDomainStorage()
+            let names = Self.names(perThread: perThread) + ["scratch"]
+            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
+                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
+                key: "settings", values: nil, allowing: names
+            )
 
-        hammer { thread in
-            for index in 0..<perThread {
-                if thread % 2 == 0 {
-                    prefs["t\(thread)-\(index)"] = index
-                } else {
-                    // Odd threads write their entries too, interleaved with rejected writes and removals.
-                    prefs["t\(thread)-\(index)"] = index
-                    prefs["not allowed \(thread)"] = index
-                    prefs["scratch"] = index
-                    prefs["scratch"] = nil
-                    prefs["scratch"] = NSNull()
-                    _ = prefs.values
+            hammer { thread in
+                for index in 0..<perThread {
+                    if thread % 2 == 0 {
+                        prefs["t\(thread)-\(index)"] = index
+                    } else {
+                        // Odd threads write their entries too, interleaved with rejected writes and removals.
+                        prefs["t\(thread)-\(index)"] = index
+                        prefs["not allowed \(thread)"] = index
+                        prefs["scratch"] = index
+                        prefs["scratch"] = nil
+                        prefs["scratch"] = NSNull()
+                        _ = prefs.values
+                    }
                 }
             }
-        }
 
-        let values = prefs.values
-        #expect(prefs.baseClassOutcome == .success)
-        #expect(values.count == Self.threads * perThread)
-        #expect(values["scratch"] == nil)
-        #expect(values.values.allSatisfy { $0 is Int })
+            let values = prefs.values
+            #expect(prefs.baseClassOutcome == .success)
+            #expect(values.count == Self.threads * perThread)
+            #expect(values["scratch"] == nil)
+            #expect(values.values.allSatisfy { $0 is Int })
+        }
     }
 }

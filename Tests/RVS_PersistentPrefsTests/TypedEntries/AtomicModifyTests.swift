@@ -146,16 +146,18 @@ struct AtomicModifyTests {
 
     // (Scripts/soak.sh runs the long multi-process version.)
     @Test("8 processes making 100 atomic increments each of one entry end at 800", arguments: ["untyped", "typed"])
-    func incrementsFromEightProcessesAreAllKept(form: String) throws {
-        let directory = TemporaryDirectory()
-        let workers = try (0..<8).map { _ in
-            try ChildProcess.worker("increment", directory.path, "shared", "settings", "100", form)
+    func incrementsFromEightProcessesAreAllKept(form: String) async throws {
+        try await onOwnThread {
+            let directory = TemporaryDirectory()
+            let workers = try (0..<8).map { _ in
+                try ChildProcess.worker("increment", directory.path, "shared", "settings", "100", form)
+            }
+            for worker in workers {
+                #expect(worker.readLine() == "ok", "worker failed: \(worker.readErrors())")
+                #expect(worker.wait() == 0)
+            }
+            let domain = try FileDomainStorage(directory: directory.path, name: "shared")
+            #expect(try domain.snapshot().contents["settings"]?.dictionaryValue?["launchCount"] == .integer(800))
         }
-        for worker in workers {
-            #expect(worker.readLine() == "ok", "worker failed: \(worker.readErrors())")
-            #expect(worker.wait() == 0)
-        }
-        let domain = try FileDomainStorage(directory: directory.path, name: "shared")
-        #expect(try domain.snapshot().contents["settings"]?.dictionaryValue?["launchCount"] == .integer(800))
     }
 }
