@@ -167,12 +167,13 @@ struct CheckRun {
     /// How many anomalies of each kind are printed; the others are only written to `anomalies.txt`.
     static let printedPerKind = 5
 
-    /// An etcd domain's value read with `curl` from the gateway, without the library, and parsed by Foundation.
+    /// An etcd domain's value read with `curl` from the gateway, without the library, and parsed by Foundation; an answer
+    /// later than 2 s is none (the caller asks another member).
     static func etcdDomain(_ name: String, at member: URL) -> Result<[String: Any]?, Nemesis.ParseFailure> {
         let key = Data("/RVS_PersistentPrefs/\(name)".utf8).base64EncodedString()
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", "--max-time", "10", "-X", "POST", member.absoluteString + "/v3/kv/range", "-d", #"{"key":"\#(key)"}"#]
+        curl.arguments = ["curl", "-s", "--max-time", "2", "-X", "POST", member.absoluteString + "/v3/kv/range", "-d", #"{"key":"\#(key)"}"#]
         let output = Pipe()
         curl.standardOutput = output
         do { try curl.run() } catch { return .failure(Nemesis.ParseFailure(reason: "cannot run curl: \(error)")) }
@@ -286,6 +287,9 @@ struct CheckRun {
         }
         var notReached = 0
         var partitionChecks: [String] = []
+        // A member the last etcd fault left alone: the final reads ask it first (one just healed or restarted
+        // answers a linearizable read only once it has caught up).
+        var untouchedMember = 0
         for fault in faults where !fault.beforeStart {
             // An etcd outage takes its time: faults that fall behind the run's end are left out, so that the run
             // ends on time (the plan stays the same; which faults ran is reported).
@@ -318,6 +322,7 @@ struct CheckRun {
                 case .partitionMember:
                     // Cut off by the network where it can be, else paused (the output says which).
                     if let network, (try? network.cut(first)) != nil {
+                        let cut = monotonicNow()
                         // The first cut is verified: the member's peer port is out of the others' reach, and
                         // its client port still within its workers'.
                         if partitionChecks.isEmpty {
@@ -328,7 +333,9 @@ struct CheckRun {
                             let (peers, clients) = (reached.dropLast(), reached.last == true)
                             partitionChecks.append("peer port of m\(first) reached by the others while cut: \(peers.contains(true) ? "yes (NOT cut off)" : "no"); client port reached by its workers: \(clients ? "yes" : "no (NOT reachable)")")
                         }
-                        usleep(outage)
+                        // The outage counts from the cut: the check's probes (up to 2 s) are part of it.
+                        let probed = UInt32(min(Double(monotonicNow() - cut) / 1_000, Double(outage)))
+                        usleep(outage - probed)
                         network.heal()
                     } else {
                         // A cut that failed half-way is undone first.
@@ -342,6 +349,7 @@ struct CheckRun {
                     usleep(outage)
                     cluster.pause(first, false)
                 }
+                untouchedMember = (0..<size).first { $0 != first && (fault.kind != .killTwoMembers || $0 != second) } ?? 0
                 nemesis.count(fault.kind)
                 nemesis.note("\(fault.kind.rawValue) (choice \(fault.choice): m\(first)" + (fault.kind == .killTwoMembers ? " and m\(second)" : "") + ")", since: faultBegin)
                 continue
@@ -399,11 +407,12 @@ struct CheckRun {
                                        domain: domain, key: CheckLayout.key, start: begin, end: nil, outcome: .ok)
             var stored: Result<[String: Any]?, Nemesis.ParseFailure>
             if let cluster {
-                // A member just healed or restarted may not answer at once: every member in turn, for up to 20 s.
+                // A member just healed or restarted may not answer at once (its linearizable read waits until it has
+                // caught up with the leader): every member in turn, each given 2 s, for up to 20 s.
                 let giveUp = monotonicNow() + 20_000_000_000
                 var attempt = 0
                 repeat {
-                    stored = Self.etcdDomain(prefix + "." + domain, at: cluster.members[attempt % cluster.members.count].clientURL)
+                    stored = Self.etcdDomain(prefix + "." + domain, at: cluster.members[(untouchedMember + attempt) % cluster.members.count].clientURL)
                     attempt += 1
                     if case .failure = stored { usleep(200_000) } else { break }
                 } while monotonicNow() < giveUp
