@@ -85,10 +85,11 @@ struct EtcdSecurityTests {
             try domain.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(2) }
             #expect(try domain.snapshot().contents["v"] == .integer(2))
 
-            // Without credentials, or with a wrong password: refused, and no message shows a password.
-            let anonymous = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(1))
+            // Without credentials, or with a wrong password: refused, and no message shows a password. (Given 5 s:
+            // etcd checks a password with bcrypt, which on a loaded machine took longer than 1 s.)
+            let anonymous = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(5))
             #expect(throws: PrefsError.self) { try anonymous.snapshot() }
-            let wrong = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(1),
+            let wrong = try EtcdDomainStorage(endpoints: cluster.endpoints, name: name, timeout: .seconds(5),
                                               credentials: EtcdCredentials(user: "root", password: "wrong-\(secret)"))
             do {
                 _ = try wrong.snapshot()

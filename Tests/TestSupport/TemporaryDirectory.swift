@@ -5,8 +5,9 @@ import Glibc
 package final class TemporaryDirectory: @unchecked Sendable {
     package let path: String
 
+    /// A private directory made in ``testDirectoryBase``.
     package convenience init() {
-        self.init(under: NSTemporaryDirectory())
+        self.init(under: testDirectoryBase)
     }
 
     /// A private directory made under `base` (mode 0700).
@@ -36,6 +37,24 @@ package final class TemporaryDirectory: @unchecked Sendable {
         return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 }
+
+/// Where this process makes its test directories: a directory of its own in the system's temporary directory, mode
+/// 0711 (a user a test acts as may pass through it to a directory of its own), removed with everything in it when
+/// the process exits.
+///
+/// Not the system's temporary directory itself: every directory on a watched path is watched, and the kernel's
+/// cost to add a watch grows with the names the directory has cached, removed ones included. A day of test runs
+/// making and removing their directories in /tmp left it costing 9 ms a watch, and every run added to it; a
+/// directory removed takes the names cached in it along.
+package let testDirectoryBase: String = {
+    var template = Array(((NSTemporaryDirectory() as NSString).appendingPathComponent("rvs-prefs-tests-XXXXXX")).utf8CString)
+    let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    precondition(created != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
+    let path = String(cString: created!)
+    precondition(chmod(path, 0o711) == 0, "chmod \(path) failed: \(String(cString: strerror(errno)))")
+    atexit { try? FileManager.default.removeItem(atPath: testDirectoryBase) }
+    return path
+}()
 
 /// The bytes of a file, or `nil` when it cannot be read.
 package func fileBytes(_ path: String) -> [UInt8]? {
