@@ -250,9 +250,16 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
     func forgetCache() {
         cache.withLock { cached in
             cached = nil
-            keptGeneration.store(0, ordering: .releasing)
-            freshness.changedHere()
+            noteChangedHere()
         }
+    }
+
+    /// What a change made here (this object's write, a change another's write found under the lock, a cache
+    /// dropped) leaves: no generation is reported for what is cached until a read validates the file again, and the
+    /// path's generation moves, so that every suite's next comparison sees it (Invariant F6).
+    private func noteChangedHere() {
+        keptGeneration.store(0, ordering: .releasing)
+        freshness.changedHere()
     }
 
     /// Records the generation at which `cached` is known to be what the file holds (see ``generation``): the
@@ -443,8 +450,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
             let before = try? cached?.result.get()
             defer {
                 if (try? cached?.result.get()) !== before {
-                    keptGeneration.store(0, ordering: .releasing)
-                    freshness.changedHere()
+                    noteChangedHere()
                 }
             }
             var current = DomainSnapshot.missing
@@ -456,8 +462,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                 // Another's change the watch missed, found under the lock: told before the transform runs, so
                 // that a read the transform makes through a suite is not served what a suite kept.
                 if (try? cached?.result.get()) !== before {
-                    keptGeneration.store(0, ordering: .releasing)
-                    freshness.changedHere()
+                    noteChangedHere()
                 }
             } catch {
                 guard case .domainUnreadable = error, policy == .moveUnreadableAside else { throw error }
@@ -484,8 +489,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                 // The rename may have happened (a durable write whose directory's fsync failed): the next read
                 // validates the file, whatever it holds.
                 cached = nil
-                keptGeneration.store(0, ordering: .releasing)
-                freshness.changedHere()
+                noteChangedHere()
                 // Leave everything as it was: a regular file is still in place, so drop the second name it
                 // was given; anything else was renamed away, so rename it back.
                 if let aside {

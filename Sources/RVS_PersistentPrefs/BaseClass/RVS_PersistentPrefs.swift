@@ -680,9 +680,11 @@ open class RVS_PersistentPrefs {
                 // may take any time, no schema migration) and no administrator's domain changed meanwhile (another
                 // process may have: their generations, with the engine's pending events, are asked again). Either
                 // way they are found before the lock, as always.
-                let administratorsNow = try collection.suite.readingAsOne { collection.suite.administratorGenerations() }
-                let checkedJustNow = !notification.sendsPriors && schemaVersion == 0 && administrators != nil
-                    && administratorsNow == administrators
+                var checkedJustNow = !notification.sendsPriors && schemaVersion == 0 && administrators != nil
+                if checkedJustNow {
+                    // Asked only when nothing else rules the reuse out already (a read of its own).
+                    checkedJustNow = try collection.suite.readingAsOne { collection.suite.administratorGenerations() } == administrators
+                }
                 let forcedNow = checkedJustNow ? forced : nil
                 let suppliedNow = checkedJustNow ? supplied : nil
                 if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {
