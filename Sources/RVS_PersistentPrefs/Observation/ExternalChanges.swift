@@ -314,6 +314,9 @@ final class ExternalChanges: Sendable {
             return true
         }
         if missed { queueDelivery() }
+        // The observers registered before watching began classified over what it found (see
+        // AnyPrefsObserver.classify): work of the start, not of the first change, which every watcher hears at once.
+        if let seen { for registration in owner.observers.observers { registration.observer.classify(owner, over: seen) } }
     }
 
     /// Stops watching; idempotent. May be called from a handler.
@@ -328,6 +331,9 @@ final class ExternalChanges: Sendable {
     /// The collection the observers were last told, for a write through the instance to start from
     /// (`[:]` when the first read failed).
     var collectionLastTold: [String: PropertyListValue] { state.withLock { $0.lastTold?.entries ?? [:] } }
+
+    /// The collection the observers were last told (or saw when watching began), while watching.
+    var lastTold: DeliveredCollection? { state.withLock { $0.lastTold } }
 
     /// Records what a write through the instance told (or, when silenced, would have told), so that it is
     /// not told again as a change made elsewhere.

@@ -156,6 +156,7 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
                 keyPath: keyPath, options: options, isolation: isolation.map(HandlerIsolation.init), handler: changeHandler
             )
             let token = observers.add(observer)
+            if let seen = externalChanges.lastTold { observer.classify(self, over: seen) }
             if options.contains(.initial) {
                 let current = options.contains(.new) ? KeyPathObserver.evaluate(keyPath, of: self) : nil
                 asHandler {
@@ -184,6 +185,9 @@ protocol AnyPrefsObserver: AnyObject, Sendable {
     func sendPrior(to object: RVS_PersistentPrefs, before: [String: PropertyListValue], shared: DeliveredCollection?)
     /// Sends the notification of `change`.
     func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs)
+    /// Finds now, over `collection` (no storage is read), which entries it reads (see ``hears(_:by:)``), so that
+    /// the first change made elsewhere does not: a watching instance's deliveries are what must be cheap.
+    func classify(_ object: RVS_PersistentPrefs, over collection: DeliveredCollection)
 }
 
 /// One `observe` call's key path, options and handler.
@@ -254,6 +258,10 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
         let object = object as! Object  // registered through `observe` on an instance of `Object`
         let old = options.contains(.old) ? value(of: object, over: before, shared: shared) : nil
         handler(object, PrefsObservedChange(kind: .setting, newValue: nil, oldValue: old, isPrior: true))
+    }
+
+    func classify(_ object: RVS_PersistentPrefs, over collection: DeliveredCollection) {
+        _ = entries(of: object, over: collection.entries, shared: collection)
     }
 
     func send(_ change: ChangeEvent, to object: RVS_PersistentPrefs) {

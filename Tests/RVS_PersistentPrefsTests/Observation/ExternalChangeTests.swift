@@ -23,6 +23,25 @@ final class WatchedPrefs: RVS_PersistentPrefs {
     }
 }
 
+/// Counts the reads of its `counted` key path, to show when telling a change evaluates it.
+final class CountedReadPrefs: RVS_PersistentPrefs {
+    let suite: DefaultsSuite?
+    let reads = Locked(0)
+
+    init(suite: DefaultsSuite?) {
+        self.suite = suite
+        super.init(key: "settings", values: [:])
+    }
+
+    override var keys: [String] { ["count", "volume", "userName"] }
+    override var userDefaults: DefaultsSuite? { suite }
+
+    var counted: Int {
+        reads.withLock { $0 += 1 }
+        return self["count"] as? Int ?? -1
+    }
+}
+
 /// What a key-path observer of `\.count` was told, with a way to wait for a value.
 final class CountLog: Sendable {
     private let changes = WaitableValue<[(old: Int?, new: Int?)]>([])
@@ -66,6 +85,24 @@ struct ExternalChangeTests {
         #expect(log.all.isEmpty)
         token.invalidate()
         sentinelToken.invalidate()
+    }
+
+    @Test("An observer's key path is classified when watching begins, or when it is registered while watching: the first change made elsewhere, asked for no values, does not read it",
+          arguments: [false, true])
+    func keyPathClassifiedBeforeTheFirstChange(observesFirst: Bool) throws {
+        let prefs = CountedReadPrefs(suite: try suite())
+        let told = WaitableValue(0)
+        var token: PrefsObservation?
+        func observe() { token = prefs.observe(\.counted, options: []) { _, _ in told.update { $0 += 1 } } }
+        if observesFirst { observe() }
+        prefs.watchesExternalChanges = true
+        if !observesFirst { observe() }
+        let readsBefore = prefs.reads.withLock { $0 }
+        #expect(readsBefore == 1, "classified once, before any change")
+        WatchedPrefs(suite: try suite()).counter = 7
+        #expect(told.wait { $0 == 1 })
+        #expect(prefs.reads.withLock { $0 } == readsBefore, "the change made elsewhere read the key path")
+        token?.invalidate()
     }
 
     @Test("Another instance in this process: the watcher hears it, with .old the value it last saw")
