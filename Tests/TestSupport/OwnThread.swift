@@ -1,6 +1,8 @@
 // Tests that wait (for child processes, for an etcd member to come back, for a timeout that proves something
-// never happens) should not hold one of the threads Swift Testing runs every test on: there are as many as
-// cores, two on CI's machine, so two such tests stop every other test for as long as they wait.
+// never happens) should not hold one of the threads Swift Testing runs every test's body on: Swift concurrency's
+// pool has as many as cores, two on CI's machine, so two such tests stopped every other test for as long as they
+// waited. (Swift Testing also runs at most twice as many tests at once as cores, unless
+// SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH says otherwise: a test waiting here still takes one of those.)
 
 import Foundation
 

@@ -193,8 +193,9 @@ protocol AnyPrefsObserver: AnyObject, Sendable {
 /// One `observe` call's key path, options and handler.
 ///
 /// Unchecked: the key path and the handler are not `Sendable`, and the observer is only stored and
-/// dropped on any thread; it is read, called and classified (``entries(of:over:)``) only during a
-/// delivery, while the instance's operation lock is held, which the compiler cannot see.
+/// dropped on any thread; it is read, called and classified (``entries(of:over:)``) only while the instance's
+/// operation lock is held (during a delivery or a write's notification, when it is registered, when watching
+/// begins), which the compiler cannot see.
 final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserver, @unchecked Sendable {
     let keyPath: KeyPath<Object, Value>
     let options: PrefsObservingOptions
@@ -214,9 +215,10 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     }
 
     /// The typed entries the key path reads, when it reads nothing else: it is then told only of changes
-    /// that change one of them (SPEC §9); `nil` for any other key path, told of every change. Found the
-    /// first time it is needed, by reading the key path over `collection` (which reads no storage: an
-    /// observer registered while the instance resolves its suite must not make it resolve it again).
+    /// that change one of them (SPEC §9); `nil` for any other key path, told of every change. Found once, by
+    /// reading the key path over `collection` (which reads no storage: an observer registered while the instance
+    /// resolves its suite must not make it resolve it again): when watching begins or the observer is registered
+    /// while watching (``classify(_:over:)``), else the first time a write's notification or a delivery needs it.
     private func entries(of object: RVS_PersistentPrefs, over collection: [String: PropertyListValue],
                          shared: DeliveredCollection? = nil) -> Set<String>? {
         if let classification { return classification }
