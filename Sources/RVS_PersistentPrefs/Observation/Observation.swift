@@ -201,8 +201,9 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     let options: PrefsObservingOptions
     let handler: (Object, PrefsObservedChange<Value>) -> Void
     let isolation: HandlerIsolation?
-    /// What ``entries(of:over:)`` found, once it has looked.
-    private var classification: Set<String>??
+    /// What ``entries(of:over:)`` found when it last looked, with the values those entries had in the collection it
+    /// read the key path over: the same entries are read over any collection that holds the same values there.
+    private var classification: (entries: Set<String>?, values: [String: PropertyListValue])?
 
     init(
         keyPath: KeyPath<Object, Value>, options: PrefsObservingOptions, isolation: HandlerIsolation?,
@@ -214,17 +215,28 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
         self.handler = handler
     }
 
-    /// The typed entries the key path reads, when it reads nothing else: it is then told only of changes
-    /// that change one of them (SPEC §9); `nil` for any other key path, told of every change. Found once, by
-    /// reading the key path over `collection` (which reads no storage: an observer registered while the instance
-    /// resolves its suite must not make it resolve it again): when watching begins or the observer is registered
-    /// while watching (``classify(_:over:)``), else the first time a write's notification or a delivery needs it.
+    /// The typed entries the key path reads over `collection`, when it reads nothing else: it is then told only of
+    /// changes from `collection` that change one of them (SPEC §9); `nil` for any other key path, told of every
+    /// change (for good: `nil` is never looked at again).
+    ///
+    /// Found by reading the key path over a collection (which reads no storage: an observer registered while the
+    /// instance resolves its suite must not make it resolve it again), and looked for again only over a collection
+    /// whose values of those entries differ: a key path such as `muted ? 0 : volume` reads `volume` only while
+    /// `muted` is false, so what it read while muted says nothing of a collection where it is not. (Found once and
+    /// kept, it left such an observer deaf to every volume change after unmuting.) Looked for when watching begins or
+    /// the observer is registered while watching (``classify(_:over:)``), else when a write's notification or a
+    /// delivery needs it.
     private func entries(of object: RVS_PersistentPrefs, over collection: [String: PropertyListValue],
                          shared: DeliveredCollection? = nil) -> Set<String>? {
-        if let classification { return classification }
+        if let classification {
+            guard let entries = classification.entries else { return nil }
+            if entries.allSatisfy({ PropertyListValue.same(collection[$0], classification.values[$0]) }) { return entries }
+        }
         let object = object as! Object  // registered through `observe` on an instance of `Object`
         let (_, found) = object.reading(collection, shared: shared) { object.readingEntries { Self.evaluate(keyPath, of: object) } }
-        classification = .some(found)
+        var values: [String: PropertyListValue] = [:]
+        for name in found ?? [] { values[name] = collection[name] }
+        classification = (found, values)
         return found
     }
 
@@ -252,7 +264,9 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
     }
 
     func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool {
-        guard let entries = entries(of: object, over: change.after, shared: change.sharedAfter) else { return true }
+        // The entries it reads over the collection before the change: if none of them changed, it reads the same
+        // values over the one after, and its value is the same.
+        guard let entries = entries(of: object, over: change.before, shared: change.sharedBefore) else { return true }
         return entries.contains { !PropertyListValue.same(change.before[$0], change.after[$0]) }
     }
 

@@ -114,3 +114,37 @@ struct EntrySwiftObservationTests {
         #expect(volumeChanged.count == 1)
     }
 }
+
+/// A computed property over two entries that reads the second only when the first allows it: a key path whose
+/// entries read depend on their values.
+final class BranchingSettings: RVS_PersistentPrefs {
+    @Entry("muted") var muted = false
+    @Entry("volume") var volume = 5
+    var effectiveVolume: Int { muted ? 0 : volume }
+}
+
+@Suite("Typed entries: observing a key path whose entries read depend on their values")
+struct BranchingKeyPathTests {
+    let directory = TemporaryDirectory()
+
+    @Test("Muted, a volume change is not told (the value stays 0); unmuted, it is, and so is every later volume change, whether the writes are the instance's own or made elsewhere",
+          arguments: [false, true])
+    func everyChangeOfTheValueIsTold(madeElsewhere: Bool) throws {
+        let observed = BranchingSettings(key: "settings", suite: try directory.fileSuite("branching"))
+        let writer = madeElsewhere ? BranchingSettings(key: "settings", suite: try directory.fileSuite("branching")) : observed
+        writer.muted = true
+        if madeElsewhere { observed.watchesExternalChanges = true }
+        let told = WaitableValue<[Int]>([])
+        let token = observed.observe(\.effectiveVolume, options: [.new]) { _, change in
+            if let value = change.newValue { told.update { $0.append(value) } }
+        }
+        writer.volume = 6    // muted: still 0, not told
+        writer.muted = false // 0 → 6: told
+        #expect(told.wait(timeout: 10) { $0.contains(6) }, "\(told.current)")
+        writer.volume = 7    // 6 → 7: told
+        #expect(told.wait(timeout: 10) { $0.contains(7) }, "the volume change after unmuting was not told: \(told.current)")
+        #expect(told.current == [6, 7])
+        token.invalidate()
+        observed.watchesExternalChanges = false
+    }
+}
