@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PrefsEtcd
+import PrefsPropertyList
 import Synchronization
 import TestSupport
 
@@ -46,7 +47,9 @@ package final class EtcdCluster: Sendable {
     }
     package let tls: TLSFiles?
 
-    package let members: [Member]
+    /// The members, in order (their ports chosen anew if a first start lost one to another process: see `init`).
+    package var members: [Member] { memberList.withLock { $0 } }
+    private let memberList: Mutex<[Member]>
     /// The members' data and logs. In memory where the machine has a `tmpfs` at /dev/shm: every raft commit is
     /// an `fsync` of the member's log, which on a disk made a cluster under a test's steady writes spend most of
     /// its time waiting for the disk, and restarted members long in catching up. What the tests kill is a
@@ -81,19 +84,63 @@ package final class EtcdCluster: Sendable {
     package init(size: Int = 3, arguments: [String] = [], tls: TLSFiles? = nil, skipReadiness: Bool = false,
                  hosts: [String]? = nil, launchers: [[String]]? = nil) throws {
         guard Self.binary != nil else { throw EtcdClusterError.notInstalled }
-        let ports = try freePorts(2 * size)
-        members = (0..<size).map {
-            var member = Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
-            if let hosts { member.host = hosts[$0] }
-            return member
+        func newMembers() throws -> [Member] {
+            let ports = try freePorts(2 * size)
+            return (0..<size).map {
+                var member = Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], secure: tls != nil)
+                if let hosts { member.host = hosts[$0] }
+                return member
+            }
         }
+        memberList = Mutex(try newMembers())
         self.launchers = launchers ?? Array(repeating: [], count: size)
         self.tls = tls
         extraArguments = arguments + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? [])
         try startReaper()
-        for index in members.indices { try start(index) }
-        if skipReadiness { return }
-        for index in members.indices { try waitUntilServing(index) }
+        // The free ports are released before the members bind them, so another process (another test's cluster)
+        // may take one meanwhile: that member then fails to start, and a server of another cluster may answer at
+        // its address. (A test's reader attached to such a member waited for ever for writes it could not see.)
+        // Such a start is undone and made again on new ports, up to three times.
+        var attempt = 1
+        while true {
+            for index in members.indices { try start(index) }
+            if skipReadiness { return }
+            do {
+                for index in members.indices { try waitUntilServing(index) }
+                try checkMembersAreOneCluster()
+                return
+            } catch EtcdClusterError.lostPort(let member, let reason) {
+                guard attempt < 3 else { throw EtcdClusterError.notReady(member, reason) }
+                attempt += 1
+                for index in members.indices { kill(index) }
+                for member in members { try? FileManager.default.removeItem(atPath: directory.appending(member.name)) }
+                let renewed = try newMembers()
+                memberList.withLock { $0 = renewed }
+            }
+        }
+    }
+
+    private static let identityPrefix = "/rvs-prefs-test-cluster/"
+
+    /// Throws ``EtcdClusterError/lostPort(_:_:)`` unless a value written through the first member alone is read
+    /// through each other member alone: every member answering at its address is one of this cluster's.
+    private func checkMembersAreOneCluster() throws(EtcdClusterError) {
+        let token = PropertyListValue.string(UUID().uuidString)
+        do {
+            // Outside the library's prefix, where listing the cluster's domains finds nothing of it.
+            let first = try EtcdDomainStorage(endpoints: [members[0].clientURL], name: "cluster-identity", prefix: Self.identityPrefix,
+                                              timeout: .seconds(5), caFile: tls?.authority)
+            try first.modify(repairing: .failIfUnreadable) { $0["token"] = token }
+        } catch {
+            throw .notReady(members[0].name, "a write through it failed: \(error)")
+        }
+        for member in members.dropFirst() {
+            let read = try? EtcdDomainStorage(endpoints: [member.clientURL], name: "cluster-identity", prefix: Self.identityPrefix,
+                                              timeout: .seconds(5), caFile: tls?.authority).snapshot().contents["token"]
+            if read != token {
+                throw .lostPort(member.name, "another server answers at \(member.clientURL) (\(String(describing: read)) read, not this cluster's \(token))")
+            }
+        }
     }
 
     /// Returns once member `index` answers a linearizable read (so it is part of a cluster with a leader).
@@ -102,6 +149,13 @@ package final class EtcdCluster: Sendable {
                                           caFile: tls?.authority)
         let giveUp = ContinuousClock.now + limit
         while true {
+            // A member that could not bind its ports exits at once.
+            if let process = processes.withLock({ $0[index] }), !process.isRunning {
+                let log = (try? String(contentsOfFile: directory.appending(members[index].name + ".log"), encoding: .utf8)) ?? ""
+                let reason = "its process exited: " + (log.split(separator: "\n").last.map(String.init) ?? "no log")
+                throw log.contains("address already in use") ? EtcdClusterError.lostPort(members[index].name, reason)
+                    : EtcdClusterError.notReady(members[index].name, reason)
+            }
             do {
                 _ = try probe.snapshot()
                 return
@@ -236,6 +290,8 @@ package enum EtcdClusterError: Error, CustomStringConvertible {
     case notInstalled
     case noFreePort(String)
     case notReady(String, String)
+    /// A member lost a port chosen for it to another process (see `EtcdCluster.init`).
+    case lostPort(String, String)
 
     package var description: String {
         switch self {
@@ -246,6 +302,7 @@ package enum EtcdClusterError: Error, CustomStringConvertible {
                 + "/usr/bin/etcd and /usr/local/bin/etcd"
         case .noFreePort(let reason): return "no free loopback port: \(reason)"
         case .notReady(let member, let reason): return "etcd member \(member) did not start serving: \(reason)"
+        case .lostPort(let member, let reason): return "etcd member \(member) lost its port to another process: \(reason)"
         }
     }
 }

@@ -73,7 +73,9 @@ struct EtcdWatchTests {
                 #expect(seen >= last, "a watched read went backwards from \(last) to \(seen)")
                 last = seen
             }
-            while try reader.snapshot().contents["v"] != .integer(20) { #expect(counter.waitForCall()) }
+            while try reader.snapshot().contents["v"] != .integer(20) {
+                try #require(counter.waitForCall(), "the reader's watch told nothing within 20 s, and its read is not the last write")
+            }
             let written = ContinuousClock.now
             try reader.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(21) }
             #expect(try reader.snapshot().contents["v"] == .integer(21))
