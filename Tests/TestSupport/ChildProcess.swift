@@ -39,12 +39,33 @@ package final class ChildProcess: @unchecked Sendable {
 
     /// Sends one line to the child's standard input.
     package func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        writeToChild(Data((line + "\n").utf8))
     }
 
     /// Sends raw bytes to the child's standard input.
     package func sendBytes(_ bytes: [UInt8]) {
-        if !bytes.isEmpty { input.fileHandleForWriting.write(Data(bytes)) }
+        if !bytes.isEmpty { writeToChild(Data(bytes)) }
+    }
+
+    /// Writes to the child's standard input, which it may have closed by exiting already (a program that refuses
+    /// its arguments at once): the write then fails, and the test finds out from what it reads next, instead of the
+    /// whole test process ending with `SIGPIPE`, as it did once on a loaded machine. The signal is held back on this
+    /// thread for the write and dropped if the write raised it; its disposition stays the default, which children
+    /// inherit (a test's shell pipeline relies on it).
+    private func writeToChild(_ data: Data) {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        try? input.fileHandleForWriting.write(contentsOf: data)
+        var pending = sigset_t()
+        sigpending(&pending)
+        if sigismember(&pending, SIGPIPE) == 1 {
+            var now = timespec()
+            _ = sigtimedwait(&pipeSignal, nil, &now)
+        }
     }
 
     /// The rest of standard output, as bytes.
