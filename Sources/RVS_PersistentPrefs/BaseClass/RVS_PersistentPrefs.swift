@@ -642,6 +642,11 @@ open class RVS_PersistentPrefs {
                 // No writable domain (a service with no preferences directory): refused before anything is
                 // checked against forced entries or announced.
                 try collection.suite.refuseWritesWithoutDomain()
+                // What the managed domains force, and what the administrators supply, found by the checks below, are
+                // not looked for again by the commit when nothing but those checks runs between them: no `.prior`
+                // handler, which may take any time, and no schema migration. Either way they are found before the lock.
+                let schemaVersion = type(of: self).schemaVersion
+                let reusable = !notification.sendsPriors && schemaVersion == 0
                 // The checks before the lock read the suite as one moment: the watch engine's pending events are
                 // taken once for all of them, not once by each.
                 let (forced, supplied, administrators) = try collection.suite.readingAsOne { () throws(PrefsError)
@@ -660,6 +665,7 @@ open class RVS_PersistentPrefs {
                     if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
                         try collection.check(write, allowed: allowed)
                     }
+                    guard reusable else { return (forced, nil, nil) }
                     // What the administrators supply, which a whole replacement does not copy: looked for here, with
                     // the rest, rather than by the commit on its own.
                     let supplied = write.replacement == nil ? nil : collection.suite.administratorEntries(forKey: collection.storageKey)
@@ -670,19 +676,14 @@ open class RVS_PersistentPrefs {
                 // An unversioned class's write needs no read of its own first (a round trip, for a domain on
                 // another machine): the commit refuses a collection from a newer version under the lock. Only a
                 // `.prior` notification, which must not announce a write that will be refused, needs it before.
-                if type(of: self).schemaVersion > 0 || notification.sendsPriors {
+                if schemaVersion > 0 || notification.sendsPriors {
                     try prepareSchema(of: collection, writing: true, repair: write.repair)
                 }
                 announced = announce(write, notification)
-                let schemaVersion = type(of: self).schemaVersion
-                // What the managed domains force, and what the administrators supply, found a moment ago, are not
-                // looked for again by the commit when nothing but those checks ran since (no `.prior` handler, which
-                // may take any time, no schema migration) and no administrator's domain changed meanwhile (another
-                // process may have: their generations, with the engine's pending events, are asked again). Either
-                // way they are found before the lock, as always.
-                var checkedJustNow = !notification.sendsPriors && schemaVersion == 0 && administrators != nil
+                // Reused only if no administrator's domain changed since (another process may have changed one: their
+                // generations, with the engine's pending events, are asked again, in a read of its own).
+                var checkedJustNow = reusable && administrators != nil
                 if checkedJustNow {
-                    // Asked only when nothing else rules the reuse out already (a read of its own).
                     checkedJustNow = try collection.suite.readingAsOne { collection.suite.administratorGenerations() } == administrators
                 }
                 let forcedNow = checkedJustNow ? forced : nil
