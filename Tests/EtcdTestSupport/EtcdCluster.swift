@@ -125,6 +125,7 @@ package final class EtcdCluster: Sendable {
     /// Throws ``EtcdClusterError/lostPort(_:_:)`` unless a value written through the first member alone is read
     /// through each other member alone: every member answering at its address is one of this cluster's.
     private func checkMembersAreOneCluster() throws(EtcdClusterError) {
+        guard members.count > 1 else { return }  // one member: nothing to compare it with
         let token = PropertyListValue.string(UUID().uuidString)
         do {
             // Outside the library's prefix, where listing the cluster's domains finds nothing of it.
