@@ -266,7 +266,11 @@ extension RVS_PersistentPrefs {
         let before: [String: PropertyListValue]?
         if watching {
             before = externalChanges.collectionLastTold
-        } else if !silenced && (!audience.isEmpty || write.replacement != nil) {
+        } else if !silenced && (!audience.isEmpty || write.replacement != nil && (isDelivering || swiftObservation.tracksEntries)) {
+            // Who needs the collection before the write: the observers (for `.old`, and whether they hear it), and
+            // for a whole replacement, Swift Observation's tracking of single entries (which of them differ), and a
+            // handler that may register an observer before its nested write is told. Not the streams: they are
+            // given the collection after. An app that only replaces the whole collection reads nothing more.
             before = collectionAsRead()
         } else {
             before = nil
@@ -294,7 +298,16 @@ extension RVS_PersistentPrefs {
         let after = notification.watching || !observers.isEmpty ? collectionAsRead() : (write.replacement ?? [:])
         let before = notification.before ?? [:]
         var changed = write.namedEntries
-        if write.replacement != nil { changed.formUnion(Self.entriesThatDiffer(before, after)) }
+        if write.replacement != nil {
+            if notification.before != nil {
+                changed.formUnion(Self.entriesThatDiffer(before, after))
+            } else {
+                // Not read before the write, as no tracking of a single entry was known then; one made since
+                // (a read on another thread while an etcd round trip ran without the operation lock) is told
+                // as possibly changed, rather than missed.
+                changed.formUnion(swiftObservation.trackedEntries)
+            }
+        }
         var told = after
         if notification.watching {
             // What the observers were last told, with this write's entries as they are now: a change made

@@ -100,6 +100,13 @@ final class SwiftObservationSupport: Sendable {
         }
     }
 
+    /// Whether any read has registered a single entry with Swift Observation (see ``keyPath(forEntry:)``):
+    /// until one has, no tracking can be told of a single entry, only of the whole collection.
+    var tracksEntries: Bool { entryKeyPaths.withLock { !$0.isEmpty } }
+
+    /// The entries any read has registered with Swift Observation so far.
+    var trackedEntries: Set<String> { entryKeyPaths.withLock { Set($0.keys) } }
+
     func keyPath(forEntry name: String) -> any KeyPath<RVS_PersistentPrefs, Void> & Sendable {
         entryKeyPaths.withLock { paths in
             if let existing = paths[name] { return existing }

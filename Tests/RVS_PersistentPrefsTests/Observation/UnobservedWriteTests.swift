@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PrefsPropertyList
+@testable import PrefsStorage
+@testable import RVS_PersistentPrefs
+import TestSupport
+
+/// An in-memory domain that counts its reads (`snapshot()`).
+private final class ReadCountingDomain: DomainStorage {
+    let inner = InMemoryDomainStorage()
+    let reads = Atomic<Int>(0)
+    var location: String { "read-counting" }
+    func snapshot() throws(PrefsError) -> DomainSnapshot {
+        reads.add(1, ordering: .relaxed)
+        return try inner.snapshot()
+    }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try inner.modify(repairing: policy, transform)
+    }
+}
+
+/// A write of the whole collection reads the collection before it only for those who need it: observers
+/// (`.old`), Swift Observation's tracking of single entries (which entries differ). An app that nobody
+/// observes pays for no such read (issue 27, "write").
+@Suite("Writes: the collection before a whole replacement is read only when someone needs it")
+struct UnobservedWriteTests {
+    /// The reads of the domain that one `values = …` makes, on an instance prepared by `prepare`.
+    private func readsOfOneReplacement(_ prepare: (TrackedPrefs) -> Void = { _ in }) -> (reads: Int, prefs: TrackedPrefs, domain: ReadCountingDomain) {
+        let domain = ReadCountingDomain()
+        let prefs = TrackedPrefs(suite: DefaultsSuite(persistentDomain: domain, arguments: []))
+        prefs.values = ["volume": 1, "userName": "ada"]
+        prepare(prefs)
+        let before = domain.reads.load(ordering: .relaxed)
+        prefs.values = ["volume": 2, "userName": "ada"]
+        #expect(prefs.lastError == nil)
+        return (domain.reads.load(ordering: .relaxed) - before, prefs, domain)
+    }
+
+    @Test("A whole replacement nobody observes reads nothing from the domain: the write's transform is given what is stored")
+    func unobservedReplacementSkipsTheReadBefore() throws {
+        let unobserved = readsOfOneReplacement()
+        #expect(unobserved.reads == 0)
+        #expect(unobserved.prefs.values as NSDictionary == ["volume": 2, "userName": "ada"] as NSDictionary)
+        // An observer needs the collection before the write (its `.old`): the same write then reads it.
+        var token: PrefsObservation?
+        let observed = readsOfOneReplacement { prefs in
+            token = prefs.observe(\.volume, options: [.old, .new]) { _, _ in }
+        }
+        #expect(observed.reads > 0)
+        token?.invalidate()
+    }
+
+    @Test("Once a read tracks a single entry with Swift Observation, a whole replacement reads the collection before it again, and tells only the entries that differ")
+    func trackedEntryNeedsTheReadBefore() throws {
+        var volumeRead: ChangeFlag?
+        var nameRead: ChangeFlag?
+        let unobserved = readsOfOneReplacement()
+        let tracked = readsOfOneReplacement { prefs in
+            volumeRead = track(prefs) { _ = $0.volume }
+            nameRead = track(prefs) { _ = $0.userName }
+        }
+        #expect(tracked.reads > unobserved.reads)
+        #expect(volumeRead?.count == 1)
+        #expect(nameRead?.count == 0)
+    }
+}
