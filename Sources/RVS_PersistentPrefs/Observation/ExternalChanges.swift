@@ -134,6 +134,9 @@ final class ExternalChanges: Sendable {
         var owner: InstanceReference?
         /// What deliveries know of the watched suite's sources.
         var reads: SourceReads?
+        /// The shared delivery thread the deliveries run on, one at a time: the watched suite's (see
+        /// ``DeliveryLane/lane(for:)``); set when watching starts.
+        var lane: DeliveryLane?
     }
 
     /// What the deliveries of one watched suite know of its sources (by index in its `sources`), so that a
@@ -259,14 +262,13 @@ final class ExternalChanges: Sendable {
     }
 
     private let state = PrefsMutex(State())
-    /// The shared delivery thread this instance's deliveries run on, one at a time.
-    private let lane: DeliveryLane
 
-    init() {
-        lane = DeliveryLane.next()
-    }
+    init() {}
 
     var isWatching: Bool { state.withLock { $0.active } }
+
+    /// The lane the deliveries run on while watching; `nil` when not watching.
+    var deliveryLane: DeliveryLane? { state.withLock { $0.lane } }
 
     /// The number of deliveries completed so far (whether or not they told anything).
     package var deliveriesCompleted: Int { state.withLock { $0.deliveries } }
@@ -292,8 +294,10 @@ final class ExternalChanges: Sendable {
             made.append(watch)
             watched |= 1 << UInt64(index)
         }
+        let lane = DeliveryLane.lane(for: suite)
         state.withLock { state in
             state.reads = SourceReads(suite: suite, watched: watched)
+            state.lane = lane
         }
         let seen = owner.foundForWatching(deliveringChange: false, recording: true)?.collection
         let missed = state.withLock { state -> Bool in
@@ -313,7 +317,7 @@ final class ExternalChanges: Sendable {
             state.deliveryScheduled = true
             return true
         }
-        if missed { queueDelivery() }
+        if missed { queueDelivery(on: lane) }
         // The observers registered before watching began classified over what it found (see
         // AnyPrefsObserver.classify): work of the start, not of the first change, which every watcher hears at once.
         if let seen { for registration in owner.observers.observers { registration.observer.classify(owner, over: seen) } }
@@ -322,7 +326,7 @@ final class ExternalChanges: Sendable {
     /// Stops watching; idempotent. May be called from a handler.
     func stop() {
         let stopped = state.withLock { state -> [any DomainChangeWatch] in
-            defer { state.watches = []; state.active = false; state.lastTold = nil; state.reads = nil }
+            defer { state.watches = []; state.active = false; state.lastTold = nil; state.reads = nil; state.lane = nil }
             return state.watches
         }
         for watch in stopped { watch.cancel() }
@@ -375,7 +379,7 @@ final class ExternalChanges: Sendable {
     /// Called on the watch thread of source `index`: notes what changed (the snapshot its watch handed over,
     /// else that it must be read again); one delivery is queued for any number of events until it starts.
     private func scheduleDelivery(source index: Int, handingOver snapshot: DomainSnapshot?) {
-        let schedule = state.withLock { state -> Bool in
+        let lane = state.withLock { state -> DeliveryLane? in
             if let snapshot {
                 state.reads?.handedOver[index] = snapshot
                 state.reads?.changed &= ~(1 << UInt64(index))
@@ -383,15 +387,15 @@ final class ExternalChanges: Sendable {
                 if state.reads?.handedOver.isEmpty == false { state.reads?.handedOver[index] = nil }
                 state.reads?.changed |= 1 << UInt64(index)
             }
-            guard state.active, !state.deliveryScheduled else { return false }
+            guard state.active, !state.deliveryScheduled, let lane = state.lane else { return nil }
             state.deliveryScheduled = true
-            return true
+            return lane
         }
-        if schedule { queueDelivery() }
+        if let lane { queueDelivery(on: lane) }
     }
 
     /// Queues one delivery on the instance's lane (`deliveryScheduled` was set by the caller).
-    private func queueDelivery() {
+    private func queueDelivery(on lane: DeliveryLane) {
         lane.run { [self] in
             let owner = state.withLock { state -> InstanceReference? in
                 state.deliveryScheduled = false

@@ -76,6 +76,23 @@ struct SharedDeliveryTests {
         for token in tokens { token.invalidate() }
     }
 
+    @Test("The watching instances of one suite are told on one delivery lane, one after another; instances of other suites spread over the lanes")
+    func instancesOfOneSuiteShareTheirLane() throws {
+        let suite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), globalDomain: nil, argumentDomain: [:])
+        let instances = (0..<8).map { _ in WatchedPrefs(suite: suite) }
+        for prefs in instances { prefs.watchesExternalChanges = true }
+        let lanes = Set(instances.compactMap { $0.externalChanges.deliveryLane?.label })
+        #expect(lanes.count == 1, "lanes of one suite's instances: \(lanes)")
+        // Sixteen suites all on one lane of four would happen about once in a billion runs.
+        let others = (0..<16).map { _ in
+            WatchedPrefs(suite: DefaultsSuite(persistentDomain: InMemoryDomainStorage(), globalDomain: nil, argumentDomain: [:]))
+        }
+        for prefs in others { prefs.watchesExternalChanges = true }
+        #expect(Set(others.compactMap { $0.externalChanges.deliveryLane?.label }).count > 1)
+        for prefs in instances + others { prefs.watchesExternalChanges = false }
+        #expect(instances.allSatisfy { $0.externalChanges.deliveryLane == nil })
+    }
+
     @Test("Five watching instances of one file domain place one subscription of it between them, all hear a change made elsewhere, and the last to stop removes it")
     func oneWatchOfAFileDomainForEveryInstance() throws {
         let directory = TemporaryDirectory()
