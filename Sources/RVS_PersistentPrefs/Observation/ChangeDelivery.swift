@@ -266,11 +266,13 @@ extension RVS_PersistentPrefs {
         let before: [String: PropertyListValue]?
         if watching {
             before = externalChanges.collectionLastTold
-        } else if !silenced && (!audience.isEmpty || write.replacement != nil && (isDelivering || swiftObservation.tracksEntries)) {
-            // Who needs the collection before the write: the observers (for `.old`, and whether they hear it), and
-            // for a whole replacement, Swift Observation's tracking of single entries (which of them differ), and a
-            // handler that may register an observer before its nested write is told. Not the streams: they are
-            // given the collection after. An app that only replaces the whole collection reads nothing more.
+        } else if !silenced && (!audience.isEmpty || isDelivering || write.replacement != nil && swiftObservation.tracksEntries) {
+            // Who needs the collection before the write: the observers (for `.old`, and whether they hear it); a
+            // handler's nested write, told once the handler returns to the observers registered then (it may have
+            // registered one meanwhile); and for a whole replacement, Swift Observation's tracking of single
+            // entries (which of them differ). Not the streams: they are given the collection after. So an
+            // instance whose entries are read only through `values` (as Apple-platform code reads them), with no
+            // observer, replaces its collection without reading it first.
             before = collectionAsRead()
         } else {
             before = nil
@@ -295,16 +297,18 @@ extension RVS_PersistentPrefs {
     /// After a successful write: tells it, or, inside ``withoutNotifying(_:)``, only records it as seen.
     func tellWrite(_ write: CollectionWrite, _ notification: WriteNotification, announced: Set<Int>) {
         if notification.silenced && !notification.watching { return }
-        let after = notification.watching || !observers.isEmpty ? collectionAsRead() : (write.replacement ?? [:])
+        // Read unless nobody can be told it: a nested write is told once its handler returns, to whoever is
+        // registered then.
+        let after = notification.watching || notification.nested || !observers.isEmpty ? collectionAsRead() : (write.replacement ?? [:])
         let before = notification.before ?? [:]
         var changed = write.namedEntries
         if write.replacement != nil {
             if notification.before != nil {
                 changed.formUnion(Self.entriesThatDiffer(before, after))
             } else {
-                // Not read before the write, as no tracking of a single entry was known then; one made since
-                // (a read on another thread while an etcd round trip ran without the operation lock) is told
-                // as possibly changed, rather than missed.
+                // Not read before the write, as no single entry was known to Swift Observation then; one read
+                // since (on another thread, while an etcd round trip ran without the operation lock) may have seen
+                // either version, so it is told as possibly changed rather than missed.
                 changed.formUnion(swiftObservation.trackedEntries)
             }
         }

@@ -9,7 +9,8 @@ import Synchronization
 /// - Reading ``RVS_PersistentPrefs/values`` or ``RVS_PersistentPrefs/count`` registers access to the whole
 ///   collection; reading an entry through the subscript (and so any typed property built on it) registers
 ///   access to that entry alone. Code that read only `self["volume"]` is not told of a write that changed
-///   only `userName`.
+///   only `userName`. (One exception: a tracking that begins on another thread while a whole assignment
+///   of ``RVS_PersistentPrefs/values`` over etcd waits for its round trip may be told that its entry changed.)
 /// - A successful write through the instance triggers `onChange` for the entries it wrote (for an
 ///   assignment of the whole ``RVS_PersistentPrefs/values``, those that differ) and for the whole
 ///   collection. With ``RVS_PersistentPrefs/watchesExternalChanges`` on, so does a change made elsewhere,
@@ -100,8 +101,9 @@ final class SwiftObservationSupport: Sendable {
         }
     }
 
-    /// Whether any read has registered a single entry with Swift Observation (see ``keyPath(forEntry:)``):
-    /// until one has, no tracking can be told of a single entry, only of the whole collection.
+    /// Whether any read has registered a single entry with Swift Observation (see ``keyPath(forEntry:)``),
+    /// tracked or not (the registrar does not say whether a tracking is under way): until one has, no tracking
+    /// can be told of a single entry, only of the whole collection.
     var tracksEntries: Bool { entryKeyPaths.withLock { !$0.isEmpty } }
 
     /// The entries any read has registered with Swift Observation so far.
