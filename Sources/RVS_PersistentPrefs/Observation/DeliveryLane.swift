@@ -10,9 +10,10 @@ import PrefsStorage
 /// The instances watching one suite share its lane: one change is heard by all of them at once, and what
 /// their deliveries share (the snapshot, the collection found in it, its native values, the suite's locks)
 /// is then used by one thread after another instead of bouncing between cores. Handed out in turn, four lanes
-/// telling 2,000 instances one change on 2 cores took 40% more CPU time than one (`harness bench --watchers`);
-/// the telling took no longer. Instances of different suites still spread over the lanes, so that a slow
-/// handler holds up only the instances whose suite shares its lane.
+/// telling 2,000 instances one change on 2 cores took about a third more CPU time than one lane (`harness bench
+/// --watchers`), for a last instance told about a tenth sooner. Instances of different suites still spread over
+/// the lanes, so that a slow handler holds up only the instances whose suite shares its lane. And no delivery may
+/// wait for another: one instance's handler waiting for another's delivery of the same suite waits for ever.
 ///
 /// A lane runs its work in batches: work queued while the lane is busy joins the batch it drains, so one
 /// change heard by 2,000 instances costs each lane one dispatched block, not one block (and one wake-up of a

@@ -24,12 +24,12 @@ extension RVS_PersistentPrefs {
     /// A handler registered from an actor (the main actor included) runs on that actor (see
     /// ``PrefsObserving/observe(_:options:isolation:changeHandler:)``); Swift Observation's `onChange` runs on
     /// the main actor when watching was turned on there (a `@MainActor` model's `init`), else on a delivery
-    /// thread. Other handlers for changes made
-    /// elsewhere run on one of a few delivery threads that every watching
-    /// instance of the process shares (an instance's deliveries always one at a time, in order), while the
-    /// instance's operations on other threads wait, as they do during its own writes' handlers. Keep them
-    /// short: a handler that blocks holds up other instances' deliveries, and one that waits for another
-    /// instance's delivery may wait for ever. The instance is not `Sendable`: keep it, and the state its
+    /// thread. Other handlers for changes made elsewhere run on one of a few delivery threads that every
+    /// watching instance of the process shares (an instance's deliveries always one at a time, in order; the
+    /// instances watching one suite share one thread, told one after another), while the instance's
+    /// operations on other threads wait, as they do during its own writes' handlers. Keep them short: a
+    /// handler that blocks holds up other instances' deliveries (every instance of its suite), and one that
+    /// waits for another instance's delivery, even the handler of a write, may wait for ever. The instance is not `Sendable`: keep it, and the state its
     /// handlers touch, safe to reach from those threads (an instance used from several threads already is).
     ///
     /// How changes are noticed: the process keeps one inotify instance for every watching instance and

@@ -17,7 +17,8 @@ final class SharedDomainWatch: Sendable {
     typealias Handler = @Sendable (DomainSnapshot?) -> Void
 
     private struct Members {
-        /// By member: any order will do (each member is an instance of its own, told on its own lane), and
+        /// By member: any order will do (each member is an instance of its own, its delivery queued on its suite's
+        /// lane, and no delivery may wait for another's), and
         /// leaving is then one removal, not a search among thousands.
         var handlers: [Int: Handler] = [:]
         var watch: (any DomainChangeWatch)?

@@ -76,7 +76,7 @@ struct SharedDeliveryTests {
         for token in tokens { token.invalidate() }
     }
 
-    @Test("The watching instances of one suite are told on one delivery lane, one after another; instances of other suites spread over the lanes")
+    @Test("The watching instances of one suite are given one delivery lane; instances of other suites spread over the lanes")
     func instancesOfOneSuiteShareTheirLane() throws {
         let suite = DefaultsSuite(persistentDomain: InMemoryDomainStorage(), globalDomain: nil, argumentDomain: [:])
         let instances = (0..<8).map { _ in WatchedPrefs(suite: suite) }
