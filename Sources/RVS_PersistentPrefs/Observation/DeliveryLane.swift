@@ -11,7 +11,7 @@ import PrefsStorage
 /// their deliveries share (the snapshot, the collection found in it, its native values, the suite's locks)
 /// is then used by one thread after another instead of bouncing between cores. Handed out in turn, four lanes
 /// telling 2,000 instances one change on 2 cores took about a third more CPU time than one lane (`harness bench
-/// --watchers`), for a last instance told about a tenth sooner. Instances of different suites still spread over
+/// --watchers`), while telling the last instance about a tenth sooner. Instances of different suites still spread over
 /// the lanes, so that a slow handler holds up only the instances whose suite shares its lane. And no delivery may
 /// wait for another: one instance's handler waiting for another's delivery of the same suite waits for ever.
 ///

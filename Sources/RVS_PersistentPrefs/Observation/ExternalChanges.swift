@@ -29,8 +29,9 @@ extension RVS_PersistentPrefs {
     /// instances watching one suite share one thread, told one after another), while the instance's
     /// operations on other threads wait, as they do during its own writes' handlers. Keep them short: a
     /// handler that blocks holds up other instances' deliveries (every instance of its suite), and one that
-    /// waits for another instance's delivery, even the handler of a write, may wait for ever. The instance is not `Sendable`: keep it, and the state its
-    /// handlers touch, safe to reach from those threads (an instance used from several threads already is).
+    /// waits for another instance's delivery, even the handler of a write, may wait for ever. The instance is
+    /// not `Sendable`: keep it, and the state its handlers touch, safe to reach from those threads (an instance
+    /// used from several threads already is).
     ///
     /// How changes are noticed: the process keeps one inotify instance for every watching instance and
     /// watches the domain file's directory (so a file replaced by rename, or created later with its
