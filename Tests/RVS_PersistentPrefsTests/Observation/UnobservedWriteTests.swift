@@ -21,9 +21,11 @@ private final class ReadCountingDomain: DomainStorage {
     }
 }
 
-/// A write of the whole collection reads the collection before it only for those who need it: observers
-/// (`.old`), Swift Observation's tracking of single entries (which entries differ). An app that nobody
-/// observes pays for no such read (issue 27, "write").
+/// A write reads the collection before and after it only for those who need it: observers (`.old`, and
+/// whether they hear it), a handler's nested write (told to the observers registered when the handler returns),
+/// and for a whole replacement Swift Observation once a single entry was read (which entries differ). An
+/// instance nobody observes, whose entries are read only through `values`, pays for no such read (issue 27,
+/// "write").
 @Suite("Writes: the collection before and after a write is read when someone needs it, and only then")
 struct UnobservedWriteTests {
     /// The reads of the domain that one `values = …` makes, on an instance prepared by `prepare`.
