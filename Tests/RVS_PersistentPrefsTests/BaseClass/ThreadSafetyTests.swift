@@ -54,6 +54,12 @@ struct BaseClassThreadSafetyTests {
         (0..<threads).flatMap { thread in (0..<perThread).map { "t\(thread)-\($0)" } }
     }
 
+    /// An instance over `domain` (the persistent domain of a suite with no other) allowing `names`.
+    static func prefs(over domain: any DomainStorage, allowing names: [String]) -> BaseClassTestPrefs {
+        BaseClassTestPrefs(suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
+                           key: "settings", values: nil, allowing: names)
+    }
+
     /// Runs `body(thread)` on `threads` threads at once, and returns when all have finished.
     func hammer(_ body: @Sendable (Int) -> Void) {
         DispatchQueue.concurrentPerform(iterations: Self.threads, execute: body)
@@ -64,10 +70,7 @@ struct BaseClassThreadSafetyTests {
         try await onOwnThread {
             let perThread = 150
             let domain = InMemoryDomainStorage()
-            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-                key: "settings", values: nil, allowing: Self.names(perThread: perThread)
-            )
+            nonisolated(unsafe) let prefs = Self.prefs(over: domain, allowing: Self.names(perThread: perThread))
             let misreads = Locked(0)
 
             hammer { thread in
@@ -98,10 +101,7 @@ struct BaseClassThreadSafetyTests {
         try await onOwnThread {
             let perThread = 100
             let domain = BaseClassOverlapDetectingDomain()
-            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-                key: "settings", values: nil, allowing: Self.names(perThread: perThread)
-            )
+            nonisolated(unsafe) let prefs = Self.prefs(over: domain, allowing: Self.names(perThread: perThread))
 
             hammer { thread in
                 for index in 0..<perThread {
@@ -153,10 +153,7 @@ struct BaseClassThreadSafetyTests {
             let perThread = 80
             let domain = InMemoryDomainStorage()
             let names = Self.names(perThread: perThread) + ["scratch"]
-            nonisolated(unsafe) let prefs = BaseClassTestPrefs(
-                suite: DefaultsSuite(persistentDomain: domain, globalDomain: nil, arguments: []),
-                key: "settings", values: nil, allowing: names
-            )
+            nonisolated(unsafe) let prefs = Self.prefs(over: domain, allowing: names)
 
             hammer { thread in
                 for index in 0..<perThread {
