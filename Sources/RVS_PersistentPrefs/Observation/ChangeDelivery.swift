@@ -265,7 +265,8 @@ extension RVS_PersistentPrefs {
         let audience = silenced ? [] : observers.observers
         let before: [String: PropertyListValue]?
         if watching {
-            before = externalChanges.collectionLastTold
+            // What the observers were last told (`[:]` when watching's first read failed).
+            before = externalChanges.lastTold?.entries ?? [:]
         } else if !silenced && (!audience.isEmpty || isDelivering || write.replacement != nil && swiftObservation.tracksEntries) {
             // Who needs the collection before the write: the observers (for `.old`, and whether they hear it); a
             // handler's nested write, told once the handler returns to the observers registered then (it may have

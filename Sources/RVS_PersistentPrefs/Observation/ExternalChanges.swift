@@ -333,10 +333,6 @@ final class ExternalChanges: Sendable {
         for watch in stopped { watch.cancel() }
     }
 
-    /// The collection the observers were last told, for a write through the instance to start from
-    /// (`[:]` when the first read failed).
-    var collectionLastTold: [String: PropertyListValue] { state.withLock { $0.lastTold?.entries ?? [:] } }
-
     /// The collection the observers were last told (or saw when watching began), while watching.
     var lastTold: DeliveredCollection? { state.withLock { $0.lastTold } }
 
