@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Preferences as an app writes them, for the external-change tests: entries the `TestWorker` writes.
-final class WatchedPrefs: RVS_PersistentPrefs {
+class WatchedPrefs: RVS_PersistentPrefs {
     let suite: DefaultsSuite?
 
     init(key: String = "settings", suite: DefaultsSuite?) {
@@ -23,18 +23,9 @@ final class WatchedPrefs: RVS_PersistentPrefs {
     }
 }
 
-/// Counts the reads of its `counted` key path, to show when telling a change evaluates it.
-final class CountedReadPrefs: RVS_PersistentPrefs {
-    let suite: DefaultsSuite?
+/// ``WatchedPrefs`` that counts the reads of its `counted` key path, to show when telling a change evaluates it.
+final class CountedReadPrefs: WatchedPrefs {
     let reads = Locked(0)
-
-    init(suite: DefaultsSuite?) {
-        self.suite = suite
-        super.init(key: "settings", values: [:])
-    }
-
-    override var keys: [String] { ["count", "volume", "userName"] }
-    override var userDefaults: DefaultsSuite? { suite }
 
     var counted: Int {
         reads.withLock { $0 += 1 }
