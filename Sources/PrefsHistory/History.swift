@@ -9,9 +9,9 @@ import Foundation
 ///
 /// Values are whole numbers: every write in a run writes a value no other write writes, so a value read
 /// names the write that produced it. `nil` stands for an absent entry.
-public struct HistoryRecord: Codable, Equatable, Sendable {
+package struct HistoryRecord: Codable, Equatable, Sendable {
     /// What a record tells.
-    public enum Kind: String, Codable, Sendable {
+    package enum Kind: String, Codable, Sendable {
         /// `entry` set to `value` (`nil`: removed) by a subscript write, a typed write or the nemesis.
         case write
         /// The whole collection replaced by `values`: every checked entry not in it is removed.
@@ -36,7 +36,7 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     }
 
     /// How an operation ended.
-    public enum Outcome: String, Codable, Sendable {
+    package enum Outcome: String, Codable, Sendable {
         /// It returned without error.
         case ok
         /// It reported an error: the library promises that it changed nothing.
@@ -46,48 +46,48 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     }
 
     /// The process (a worker's number, never reused; ``HistoryRecord/nemesisProcess`` for the nemesis).
-    public var process: Int
+    package var process: Int
     /// The operation's number within its process, for merging a start line with its end line.
-    public var sequence: Int
+    package var sequence: Int
     /// What the record tells.
-    public var kind: Kind
+    package var kind: Kind
     /// The domain's name.
-    public var domain: String
+    package var domain: String
     /// The storage key of the collection.
-    public var key: String
+    package var key: String
     /// The entry written, read or incremented; for a notification, the watcher's name.
-    public var entry: String?
+    package var entry: String?
     /// The value written or read (`nil`: absent); for ``Kind/final``, the counter.
-    public var value: Int?
+    package var value: Int?
     /// The collection written or read; for a notification, its `.new`.
-    public var values: [String: Int]?
+    package var values: [String: Int]?
     /// A notification's `.old`.
-    public var old: [String: Int]?
+    package var old: [String: Int]?
     /// For ``Kind/final``: the system defaults' entries of the collection.
-    public var system: [String: Int]?
+    package var system: [String: Int]?
     /// For ``Kind/final``: the managed (forced) entries of the collection.
-    public var managed: [String: Int]?
+    package var managed: [String: Int]?
     /// The start in nanoseconds of CLOCK_MONOTONIC, one clock for every process of the machine.
-    public var start: UInt64
+    package var start: UInt64
     /// The end on the same clock; `nil` while the outcome is unknown.
-    public var end: UInt64?
+    package var end: UInt64?
     /// How the operation ended.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// The error an operation reported, as the library described it.
-    public var error: String?
+    package var error: String?
     /// For a read in a mode that may serve a copy (etcd's `ReadMode.watched`): how stale, in nanoseconds,
     /// the library promises it may be. The checker then reports it stale only when the write that
     /// overwrote its value was acknowledged that long before the read began, and leaves it out of the
     /// process's order of reads (backwards reads). `nil`: a read that must be fresh.
-    public var staleness: UInt64?
+    package var staleness: UInt64?
 
     /// The process number of the nemesis's own writes.
-    public static let nemesisProcess = 9_999
+    package static let nemesisProcess = 9_999
     /// The process number of the coordinator's records (final state, parses).
-    public static let coordinatorProcess = 10_000
+    package static let coordinatorProcess = 10_000
 
     /// A record; the optional parts default to absent (see the properties for what each holds).
-    public init(process: Int, sequence: Int, kind: Kind, domain: String, key: String, entry: String? = nil,
+    package init(process: Int, sequence: Int, kind: Kind, domain: String, key: String, entry: String? = nil,
                 value: Int? = nil, values: [String: Int]? = nil, old: [String: Int]? = nil,
                 system: [String: Int]? = nil, managed: [String: Int]? = nil,
                 start: UInt64, end: UInt64?, outcome: Outcome, error: String? = nil, staleness: UInt64? = nil) {
@@ -97,14 +97,14 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
     }
 
     /// The record as one line of JSON, without a newline.
-    public var jsonLine: String {
+    package var jsonLine: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
     }
 
     /// The record in a form people read: what the process did, when, and what came of it.
-    public var description: String {
+    package var description: String {
         func show(_ dictionary: [String: Int]?) -> String {
             guard let dictionary else { return "absent" }
             return "{" + dictionary.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
@@ -140,7 +140,7 @@ public struct HistoryRecord: Codable, Equatable, Sendable {
 /// when there is one; a line cut short by a `kill -9` is skipped.
 /// - Parameter lines: JSON lines from every worker's file, in any order between files, in order within one.
 /// - Returns: The records, ordered by start time.
-public func mergeHistory(_ lines: [Substring]) -> [HistoryRecord] {
+package func mergeHistory(_ lines: [Substring]) -> [HistoryRecord] {
     let decoder = JSONDecoder()
     var byOperation: [Int: [Int: HistoryRecord]] = [:]
     for line in lines where !line.isEmpty {

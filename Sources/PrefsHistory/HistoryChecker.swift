@@ -6,9 +6,9 @@
 // killed may have taken effect at any time after it started (its end is taken as infinitely late).
 
 /// One thing the history shows that the library promises cannot happen.
-public struct Anomaly: Sendable, Equatable {
+package struct Anomaly: Sendable, Equatable {
     /// The promise broken.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// A read returned a value overwritten by a write that completed before the read began.
         case staleRead
         /// A read returned a value no write that started before the read ended could have produced.
@@ -30,14 +30,14 @@ public struct Anomaly: Sendable, Equatable {
     }
 
     /// The promise broken.
-    public var kind: Kind
+    package var kind: Kind
     /// What was seen, in one sentence.
-    public var message: String
+    package var message: String
     /// The shortest slice of the history that shows it, ordered by start.
-    public var slice: [HistoryRecord]
+    package var slice: [HistoryRecord]
 
     /// An anomaly.
-    public init(kind: Kind, message: String, slice: [HistoryRecord]) {
+    package init(kind: Kind, message: String, slice: [HistoryRecord]) {
         self.kind = kind
         self.message = message
         self.slice = slice.sorted { ($0.start, $0.process, $0.sequence) < ($1.start, $1.process, $1.sequence) }
@@ -142,7 +142,7 @@ struct RegisterRead {
 /// Checks `records` (as ``mergeHistory(_:)`` returns them) and returns every anomaly, in a stable order.
 /// - Parameter checkedEntries: The entries of a collection that are registers: whole replacements and
 ///   whole reads speak of these; other entries (an administrator's) are left to the watcher checks.
-public func checkHistory(_ records: [HistoryRecord], checkedEntries: Set<String>) -> [Anomaly] {
+package func checkHistory(_ records: [HistoryRecord], checkedEntries: Set<String>) -> [Anomaly] {
     var effects: [Place: [Effect]] = [:]
     var reads: [RegisterRead] = []
     var increments: [Place: [HistoryRecord]] = [:]

@@ -26,7 +26,7 @@ package final class FileWatch: DomainChangeWatch {
 
     /// Stops the watch; the last watch of a directory removes its inotify watch, and the last of the
     /// process ends the watch thread. Idempotent.
-    public func cancel() { engine.remove(subscription) }
+    package func cancel() { engine.remove(subscription) }
 
     /// Whether the watch currently hears inotify events, and whether it polls.
     package var mode: (events: Bool, polls: Bool) { engine.mode(of: subscription) }
