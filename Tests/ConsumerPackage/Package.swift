@@ -3,7 +3,8 @@
 // as errors and runs it, so that the Quick start of SPEC §1 (kept verbatim in QuickStart/main.swift) and the
 // typed entries of SPEC §6 (issue 13's example, verbatim in TypedEntries/main.swift) keep compiling
 // warning-free in a user's Swift 6 package and keep behaving as written; Swift5Mode does the same in the
-// Swift 5 language mode, and PublicSurface uses every public declaration, checking each as it runs.
+// Swift 5 language mode, and PublicSurface uses every public declaration of the RVS_PersistentPrefs product,
+// checking each as it runs.
 import PackageDescription
 
 let package = Package(
@@ -19,7 +20,8 @@ let package = Package(
             name: "TypedEntries",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
         ),
-        // Every public declaration, named and used from outside the package, each checked as it runs.
+        // Every public declaration of the RVS_PersistentPrefs product, named and used from outside the package,
+        // each checked as it runs.
         .executableTarget(
             name: "PublicSurface",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]

@@ -1,6 +1,10 @@
-// Every public declaration of the library, named and used from outside the package, as an application
-// sees them (no @testable): `.ci/run` builds this with warnings as errors and runs it. A declaration that
-// disappears or changes its shape breaks the build; a behaviour that changes stops the run with the line.
+// Every public declaration of the library's RVS_PersistentPrefs product (with the PrefsStorage and PrefsPropertyList
+// declarations it re-exports), named and used from outside the package, as an application sees them (no
+// @testable); the one exception is `Entry`'s `wrappedValue`, unavailable by design (an `@Entry` is reached through
+// its enclosing instance). PrefsEtcd's and PrefsStorageTesting's are used in part by EtcdFleet and CustomBackend,
+// and the rest by the package's own tests. `.ci/run` builds this with warnings as errors and runs it. A
+// declaration that disappears or changes its shape breaks the build; a behaviour that changes stops the run with
+// the line.
 // Enumerations are switched over exhaustively, so that a case added or removed is noticed here too.
 // (The members that standard protocols give OptionSet and AsyncSequence are the standard library's.)
 import Foundation
@@ -426,5 +430,98 @@ typed.watchesExternalChanges = false
 typed.deleteAll()
 check(typed.lastError == nil && other.values.isEmpty && typed.count == 0)
 
+// MARK: Administrators' forced entries, backends' defaults, and the rest
+
+// Where forced (managed) files live, named from the outside, and a suite over a managed directory given.
+check(DefaultsLocations.managedDirectoryVariable == "RVS_PREFS_MANAGED_DIRECTORY")
+check(DefaultsLocations.stateDirectoryVariable == "STATE_DIRECTORY")
+check(DefaultsLocations.defaultManagedDirectory == "/etc/RVS_PersistentPrefs/managed")
+check(DefaultsLocations.current(applicationDomainName: "n", environment: [
+    DefaultsLocations.directoryVariable: root + "/env", DefaultsLocations.managedDirectoryVariable: root + "/managed",
+]).managedDirectory == root + "/managed")
+// With no home at all, a service's state directory holds its preferences.
+check(DefaultsLocations.preferencesDirectory(environment: ["HOME": "/", DefaultsLocations.stateDirectoryVariable: root + "/state"])
+    == root + "/state")
+let managedLocations = DefaultsLocations(preferencesDirectory: root + "/prefs", applicationDomainName: "surface",
+                                         systemDirectories: [root + "/system"], managedDirectory: root + "/managed")
+check(managedLocations.systemDirectories == [root + "/system"] && managedLocations.managedDirectory == root + "/managed")
+try FileManager.default.createDirectory(atPath: root + "/managed", withIntermediateDirectories: true)
+chmod(root + "/managed", 0o755)
+let forcedFile = root + "/managed/surface.plist"
+check(FileManager.default.createFile(atPath: forcedFile, contents: try PropertyListValue.dictionary([
+    "settings": .dictionary(["name": .string("forced")]), "forcedKey": .integer(1),
+]).binaryPropertyListData()))
+chmod(forcedFile, 0o644)
+let managedSuite = try managedLocations.applicationSuite()
+check(managedSuite.objectIsForced(forKey: "forcedKey") && !managedSuite.objectIsForced(forKey: "free"))
+check(managedSuite.objectIsForced(forKey: "forcedKey", inDomain: "surface")
+    && !managedSuite.objectIsForced(forKey: "forcedKey", inDomain: "elsewhere"))
+let managedUntyped = Untyped(key: "settings", values: [:], suite: managedSuite)
+check(managedUntyped.isForced("name") && !managedUntyped.isForced("size") && managedUntyped.name == "forced")
+final class ForcedTyped: RVS_PersistentPrefs {
+    @Entry("name") var name = ""
+    @Entry("size") var size = 0
+}
+let managedTyped = ForcedTyped(key: "settings", values: [:], suite: managedSuite)
+check(managedTyped.isForced(\.$name) && !managedTyped.isForced(\.$size) && managedTyped.name == "forced")
+
+// A backend of one's own that says nothing of generations or changes: the protocol's defaults.
+final class OptimisticMemory: OptimisticDomainStorage {
+    let inner = InMemoryDomainStorage()
+    var location: String { "optimistic-memory" }
+    func snapshot() throws(PrefsError) -> DomainSnapshot { try inner.snapshot() }
+    func modify(repairing policy: RepairPolicy,
+                _ transform: (inout [String: PropertyListValue]) throws(PrefsError) -> Void) throws(PrefsError) -> DomainSnapshot {
+        try inner.modify(repairing: policy, transform)
+    }
+}
+let optimistic = OptimisticMemory()
+check(optimistic.generation == nil && optimistic.watchChanges({}) == nil && !optimistic.isKnownToExist)
+check(optimistic.watchChanges(handingOver: { _ in }) == nil)
+let optimisticPrefs = Untyped(key: "settings", values: [:], suite: DefaultsSuite(persistentDomain: optimistic, arguments: []))
+optimisticPrefs.name = "written"
+let optimisticStored = try optimistic.snapshot().contents["settings"]?.dictionaryValue?["name"]
+check(optimisticPrefs.lastError == nil && optimisticPrefs.name == "written" && optimisticStored == .string("written"))
+// The shipped backends' generations move with their writes, and their watches can be cancelled.
+let memoryDomain = InMemoryDomainStorage()
+let memoryBefore = memoryDomain.generation
+_ = try memoryDomain.modify(repairing: .failIfUnreadable) { $0["k"] = .integer(1) }
+check(memoryBefore != nil && memoryDomain.generation != memoryBefore)
+let memoryWatch = memoryDomain.watchChanges {}
+check(memoryWatch != nil)
+memoryWatch?.cancel()
+let fileDomain = try FileDomainStorage(directory: root + "/generations", name: "file")
+_ = fileDomain.generation  // `nil` until a suite's watch of the file vouches for it: no value is promised here
+let fileWatch = fileDomain.watchChanges {}
+check(fileWatch != nil)
+fileWatch?.cancel()
+
+// Errors say what happened in words, through LocalizedError.
+check(PrefsErrno.noSpace.errorDescription?.isEmpty == false)
+do {
+    _ = try PropertyListValue(propertyListData: Data([0x62, 0x70]))
+    check(false, "two bytes decoded")
+} catch {
+    let failure: PropertyListCodingError = error
+    check(failure.errorDescription?.isEmpty == false)
+}
+
+// The observing options are an OptionSet over their raw value.
+check(PrefsObservingOptions(rawValue: PrefsObservingOptions.new.rawValue) == .new && PrefsObservingOptions.old.rawValue != 0)
+
+// Entries that upgrade a value stored by an earlier version: a Codable value, and a RawRepresentable one that is not Codable.
+struct Extent: Codable, Equatable, Sendable { var width: Int }
+enum Mode: String, Sendable { case quiet, loud }
+final class Upgraded: RVS_PersistentPrefs {
+    @Entry("size", upgrading: { (old: Int) in Extent(width: old) }) var size = Extent(width: 1)
+    @Entry("mode", upgrading: { (old: Bool) in old ? Mode.loud : Mode.quiet }) var mode = Mode.quiet
+}
+let upgradedDomain = InMemoryDomainStorage()
+_ = try upgradedDomain.modify(repairing: .failIfUnreadable) {
+    $0["settings"] = .dictionary(["size": .integer(3), "mode": .bool(true)])
+}
+let upgraded = Upgraded(key: "settings", values: [:], suite: DefaultsSuite(persistentDomain: upgradedDomain, arguments: []))
+check(upgraded.size == Extent(width: 3) && upgraded.mode == .loud, "\(upgraded.size) \(upgraded.mode)")
+
 try? FileManager.default.removeItem(atPath: root)
-print("PublicSurface: every public declaration used from a consumer package, and each behaved as documented")
+print("PublicSurface: every public declaration of the RVS_PersistentPrefs product used from a consumer package, and each behaved as documented")
