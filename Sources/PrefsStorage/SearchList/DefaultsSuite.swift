@@ -309,7 +309,8 @@ public final class DefaultsSuite: Sendable {
         _ = try? registered.modify(repairing: .failIfUnreadable) { $0.merge(defaults) { _, new in new } }
     }
 
-    /// The registration domain as it is now.
+    /// The registration domain as it is now: what ``register(defaults:)`` and ``register(propertyListDefaults:)``
+    /// gave this suite, in this process only (never written to any file), searched last.
     public var registrationDomain: [String: PropertyListValue] { registered.contents }
 
     // MARK: Reading
