@@ -55,8 +55,22 @@ package enum EquivalentKeys {
     /// `"e\u{301}" < "\u{E9}z"` nor the reverse holds, though the two differ, so a sort by `<` could order
     /// one dictionary's keys differently from one encoding to the next. Code-point order is total, and
     /// puts two spellings of an equal key in a fixed order too.
+    ///
+    /// Compared with `memcmp` over the strings' UTF-8 storage where both have it (native strings), which
+    /// orders unsigned bytes as code-point order does: a writer sorts every key of a domain on each write.
     package static func precedes(_ key: String, _ other: String) -> Bool {
-        key.utf8.lexicographicallyPrecedes(other.utf8)
+        let compared = key.utf8.withContiguousStorageIfAvailable { keyBytes in
+            other.utf8.withContiguousStorageIfAvailable { otherBytes -> Bool in
+                let common = min(keyBytes.count, otherBytes.count)
+                if common > 0, let first = keyBytes.baseAddress, let second = otherBytes.baseAddress {
+                    let order = memcmp(first, second, common)
+                    if order != 0 { return order < 0 }
+                }
+                return keyBytes.count < otherBytes.count
+            }
+        }
+        if let compared, let compared { return compared }
+        return key.utf8.lexicographicallyPrecedes(other.utf8)
     }
 
     /// Whether `key` wins over `other`, a different spelling of an equal key: the spelling in Unicode

@@ -84,6 +84,25 @@ struct EquivalentKeysTests {
         #expect(String(decoding: order, as: UTF8.self) == "['e\\\\u0301', '\\\\xe9z']\n")
     }
 
+    @Test("The writer's key order is code-point order for native and bridged strings alike: prefixes first, bytes above 0x7F after ASCII, empty first")
+    func keyOrderIsCodePointOrder() {
+        let keys = ["", "a", "ab", "abc", "b", "Z", "\u{7F}", "\u{80}", "\u{E9}", "\u{E9}z", "e\u{301}", "e", "\u{FFFF}",
+                    "\u{10000}", "\u{1F600}", "\u{1F600}\u{1F600}", "日本", "日", "a\u{0}b", "a\u{0}"]
+        // An NSString bridged to String has no contiguous UTF-8 storage: the comparison's other path.
+        let bridged = keys.map { String(NSString(string: $0)) }
+        var disagreements: [String] = []
+        for (leftIndex, left) in keys.enumerated() {
+            for (rightIndex, right) in keys.enumerated() {
+                let expected = left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) { $0.value < $1.value }
+                for (first, second) in [(left, right), (bridged[leftIndex], right), (left, bridged[rightIndex])]
+                where EquivalentKeys.precedes(first, second) != expected {
+                    disagreements.append("\(first.unicodeScalars.map { $0.value }) vs \(second.unicodeScalars.map { $0.value })")
+                }
+            }
+        }
+        #expect(disagreements.isEmpty, "precedes disagrees with code-point order: \(disagreements)")
+    }
+
     @Test("A key repeated with identical code points still makes the file unreadable")
     func identicalKeysRejected() throws {
         var file = Array("bplist00".utf8)
