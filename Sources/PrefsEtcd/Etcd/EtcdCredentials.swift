@@ -5,7 +5,8 @@
 /// the token ever appears in a message, a `description` or a file: printing or dumping the value shows the user
 /// name only.
 public struct EtcdCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The etcd user name.
+    /// The etcd user name (`etcdctl user add NAME`): the user whose roles must grant reading and writing the
+    /// domain's key. The only part of the credentials that `description`, `dump` and error messages show.
     public let user: String
     let password: String
 

@@ -13,7 +13,8 @@ import PrefsPropertyList
 public struct PrefsSchema: Sendable, Equatable {
     /// One typed entry of the schema.
     public struct Entry: Sendable, Equatable {
-        /// The entry name.
+        /// The entry name: its key in the stored collection and in the schema file's dictionary of entries,
+        /// and the `ENTRY` of `prefsctl write DOMAIN KEY ENTRY VALUE`.
         public let name: String
         /// The stored form: `string`, `integer`, `real`, `boolean`, `date`, `data`, `array` or `dictionary`;
         /// `nil` when the default is stored as nothing (an `Optional` entry whose default is `nil`), or for a
