@@ -12,12 +12,14 @@
 #   file     the domain file's own inode watched too (fileMask), the watch placed again on each new inode
 #   thread   the events read by a thread waiting on the inotify descriptor (the library's watch thread)
 #   inline   the events read by the writer itself after its write (no thread waits on the descriptor)
-# Writes of each configuration alternate with writes of the floor in another directory, as in the bench, and
-# each line gives the medians in microseconds and their ratio:
+# Writes of each configuration alternate with writes of the floor in another directory, as in the bench, the
+# floor's timed once a watch thread has handled the events of the write before it (in the bench, the peer's
+# write runs in between). Each line gives the medians in microseconds and their ratio:
 #   MODEL config=<name> ours_us=<median> floor_us=<median> ratio=<r>
 set -euo pipefail
 rounds="${1:-3}"
 writes="${2:-2000}"
+[[ $rounds =~ ^[1-9][0-9]*$ && $writes =~ ^[1-9][0-9]*$ ]] || { echo "usage: Scripts/write-cost-model.sh [ROUNDS] [WRITES]" >&2; exit 2; }
 compiler="$(command -v clang || command -v cc || true)"
 [[ -n "$compiler" ]] || { echo "write-cost-model: a C compiler (clang or cc) is needed" >&2; exit 69; }
 scratch="$(mktemp -d)"
@@ -27,6 +29,7 @@ cat > "$scratch/model.c" <<'C'
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,8 @@ cat > "$scratch/model.c" <<'C'
 
 enum { READ = 1, DIR_WATCH = 2, FILE_WATCH = 4, INLINE = 8 };
 static int config, inotify = -1, fileWatch = -1;
+/* Set by the watch thread from its wake-up until it has handled what woke it. */
+static volatile int threadBusy = 0;
 static char domainFile[4096];
 static const char contents[183] = "bplist00";
 
@@ -65,7 +70,11 @@ static void *watchThread(void *unused) {
     (void)unused;
     for (;;) {
         struct pollfd wait = {inotify, POLLIN, 0};
-        if (poll(&wait, 1, -1) > 0) drain();
+        if (poll(&wait, 1, -1) > 0) {
+            __atomic_store_n(&threadBusy, 1, __ATOMIC_SEQ_CST);
+            drain();
+            __atomic_store_n(&threadBusy, 0, __ATOMIC_SEQ_CST);
+        }
     }
     return NULL;
 }
@@ -100,6 +109,18 @@ static void write_(const char *directory, int floor) {
     }
 }
 
+/* Until the watch thread has handled every event of the write just made: the floor is then timed on a quiet
+   machine, as the bench's is (its peer's write runs between ours and the floor's). */
+static void awaitQuietThread(void) {
+    if (inotify < 0 || (config & INLINE)) return;
+    for (;;) {
+        int pending = 0;
+        ioctl(inotify, FIONREAD, &pending);
+        if (pending == 0 && !__atomic_load_n(&threadBusy, __ATOMIC_SEQ_CST)) return;
+        sched_yield();
+    }
+}
+
 static int ascending(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -126,9 +147,10 @@ int main(int argc, char **argv) {
     for (int index = 0; index < writes; index++) {
         double start = microseconds();
         write_(ours, 0);
+        oursTimes[index] = microseconds() - start;
+        awaitQuietThread();
         double middle = microseconds();
         write_(floorDirectory, 1);
-        oursTimes[index] = middle - start;
         floorTimes[index] = microseconds() - middle;
     }
     qsort(oursTimes, writes, sizeof(double), ascending);
@@ -146,7 +168,8 @@ for round in $(seq "$rounds"); do
         name="${entry%%=*}"
         work="$scratch/$name-$round"
         mkdir -p "$work/ours" "$work/floor"
-        read -r ours floor < <("$scratch/model" "${entry#*=}" "$writes" "$work/ours" "$work/floor")
+        figures="$("$scratch/model" "${entry#*=}" "$writes" "$work/ours" "$work/floor")"
+        read -r ours floor <<<"$figures"
         rm -rf "$work"
         awk -v name="$name" -v ours="$ours" -v floor="$floor" \
             'BEGIN { printf "MODEL config=%s ours_us=%s floor_us=%s ratio=%.2f\n", name, ours, floor, ours / floor }'

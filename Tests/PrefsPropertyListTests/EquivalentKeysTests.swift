@@ -84,19 +84,21 @@ struct EquivalentKeysTests {
         #expect(String(decoding: order, as: UTF8.self) == "['e\\\\u0301', '\\\\xe9z']\n")
     }
 
-    @Test("The writer's key order is code-point order for native and bridged strings alike: prefixes first, bytes above 0x7F after ASCII, empty first")
+    @Test("The writer's key order is code-point order: prefixes first, bytes above 0x7F after ASCII, empty first, for short (inline) and long (heap) keys alike")
     func keyOrderIsCodePointOrder() {
-        let keys = ["", "a", "ab", "abc", "b", "Z", "\u{7F}", "\u{80}", "\u{E9}", "\u{E9}z", "e\u{301}", "e", "\u{FFFF}",
-                    "\u{10000}", "\u{1F600}", "\u{1F600}\u{1F600}", "日本", "日", "a\u{0}b", "a\u{0}"]
-        // An NSString bridged to String has no contiguous UTF-8 storage: the comparison's other path.
-        let bridged = keys.map { String(NSString(string: $0)) }
+        let long = String(repeating: "x", count: 40)
+        var keys = ["", "a", "ab", "abc", "b", "Z", "\u{7F}", "\u{80}", "\u{E9}", "\u{E9}z", "e\u{301}", "e", "\u{FFFF}",
+                    "\u{10000}", "\u{1F600}", "\u{1F600}\u{1F600}", "日本", "日", "a\u{0}b", "a\u{0}c", "a\u{0}"]
+        // Longer than a string stored inline (15 UTF-8 bytes), and differing only after a long shared start.
+        keys += [long, long + "x", long + "\u{7F}", long + "\u{80}", long + "\u{0}", String(repeating: "é", count: 30)]
+        // A string made from a substring of a longer one.
+        keys.append(String((long + "\u{80}tail").dropLast(4)))
         var disagreements: [String] = []
-        for (leftIndex, left) in keys.enumerated() {
-            for (rightIndex, right) in keys.enumerated() {
+        for left in keys {
+            for right in keys {
                 let expected = left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) { $0.value < $1.value }
-                for (first, second) in [(left, right), (bridged[leftIndex], right), (left, bridged[rightIndex])]
-                where EquivalentKeys.precedes(first, second) != expected {
-                    disagreements.append("\(first.unicodeScalars.map { $0.value }) vs \(second.unicodeScalars.map { $0.value })")
+                if EquivalentKeys.precedes(left, right) != expected {
+                    disagreements.append("\(left.unicodeScalars.map { $0.value }) vs \(right.unicodeScalars.map { $0.value })")
                 }
             }
         }

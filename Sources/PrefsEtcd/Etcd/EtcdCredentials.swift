@@ -5,8 +5,10 @@
 /// the token ever appears in a message, a `description` or a file: printing or dumping the value shows the user
 /// name only.
 public struct EtcdCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The etcd user name (`etcdctl user add NAME`): the user whose roles must grant reading and writing the
-    /// domain's key. The only part of the credentials that `description`, `dump` and error messages show.
+    /// The etcd user name (`etcdctl user add NAME`). Its roles must grant `readwrite` on the domain's key as a
+    /// prefix (`etcdctl role grant-permission ROLE --prefix=true readwrite KEY`): a write also puts
+    /// `KEY\0last-write`, and the repair of an unreadable value `KEY.unreadable-<seconds>`. The only part of the
+    /// credentials that `description`, `dump` and error messages show.
     public let user: String
     let password: String
 

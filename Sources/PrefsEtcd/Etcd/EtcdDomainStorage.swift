@@ -63,7 +63,8 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
     /// The most an operation may take, retries included, before it fails.
     public let timeout: Duration
     /// Where reads come from: the cluster on every read (``ReadMode/linearizable``, the default), or a copy
-    /// the domain's etcd watch keeps, confirmed by the cluster at least once a second (``ReadMode/watched``).
+    /// the domain's etcd watch keeps, served while the cluster confirmed it less than ``watchedReadBound`` ago
+    /// and asked of the cluster otherwise (``ReadMode/watched``).
     public let readMode: ReadMode
     /// How stale a read in ``ReadMode/watched`` mode may be: the watch's copy is served only while the
     /// cluster confirmed it (answered a linearizable read or a write of this object) less than this long ago.
