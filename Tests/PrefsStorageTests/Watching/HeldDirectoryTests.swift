@@ -189,6 +189,14 @@ struct HeldDirectoryTests {
         return umount2(target, 0) == 0
     }()
 
+    /// Unmounts `target`, as an administrator's `umount` does; when something else on the machine holds a
+    /// directory under it at that moment (`EBUSY`: a `find` or an indexer walking `/tmp`), as `umount -l` does,
+    /// which uncovers the path at once all the same. Either way the mount table changes and the path leads to
+    /// what the mount hid, which is what the tests that call this check.
+    static func unmount(_ target: String) -> Bool {
+        umount2(target, 0) == 0 || (errno == EBUSY && umount2(target, Int32(MNT_DETACH)) == 0)
+    }
+
     @Test("After a bind mount over the directory, present before the watch began, is unmounted, reads return what the directory under it holds, and a write keeps it",
           .enabled(if: canBindMount, "needs to make bind mounts (root, outside a locked-down container)"))
     func unmountedBindMount() throws {
@@ -205,7 +213,7 @@ struct HeldDirectoryTests {
         defer { watch.cancel() }
         #expect(try domain.snapshot().contents["layer"] == .string("mounted"))
         #expect(try domain.snapshot().contents["layer"] == .string("mounted"))
-        #expect(umount2(directory, 0) == 0)
+        #expect(Self.unmount(directory))
         isMounted = false
         #expect(try domain.snapshot().contents["layer"] == .string("under"), "stale read after the unmount")
         try renameOver("d", ["layer": .string("under"), "theirs": .integer(2)])
