@@ -69,7 +69,7 @@ struct BaseClassThreadSafetyTests {
     func subscriptWritesFromEightThreads() async throws {
         try await onOwnThread {
             // Each write encodes the whole domain to check its size, so the run's cost grows with the square of
-            // the entries: 800 writes from 8 threads interleave as much as 1,200 did, at half the CPU.
+            // the entries: 800 writes from 8 threads still interleave throughout, at less than half the CPU of 1,200.
             let perThread = 100
             let domain = InMemoryDomainStorage()
             nonisolated(unsafe) let prefs = Self.prefs(over: domain, allowing: Self.names(perThread: perThread))
