@@ -116,13 +116,19 @@ extension SystemCalls {
         defer { buffer.deallocate() }
         let header = MemoryLayout<inotify_event>.size
         var lost = false
-        let queued: Int
-        do { queued = try pendingEventBytes(fd) } catch {
-            lost = true
-            queued = 0
-        }
+        // What was queued when the drain began bounds it. Most drains find less than a buffer: the first read then
+        // takes it all (it returns whole events while the next would still fit), and nothing more is asked.
+        // Only after a read that left no room for the longest event is the queue's length asked, once.
+        var queued: Int?
+        let longestEvent = header + Int(NAME_MAX) + 1
         var consumed = 0
         reading: repeat {
+            if consumed > 0 && queued == nil {
+                do { queued = try pendingEventBytes(fd) + consumed } catch {
+                    lost = true
+                    break reading
+                }
+            }
             let count: Int
             do {
                 count = try perform(.read, InotifyCalls.inotifyName) { Glibc.read(fd, buffer, capacity) }
@@ -132,6 +138,7 @@ extension SystemCalls {
             }
             if count == 0 { break }
             consumed += count
+            let emptied = queued == nil && count <= capacity - longestEvent
             var offset = 0
             while offset + header <= count {
                 let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
@@ -143,7 +150,8 @@ extension SystemCalls {
                 events.append(InotifyCalls.Event(wd: event.wd, mask: event.mask, name: name))
                 offset += header + Int(event.len)
             }
-        } while consumed < queued
+            if emptied { break }
+        } while consumed < queued ?? .max
         if lost { events.append(InotifyCalls.Event(wd: -1, mask: UInt32(IN_Q_OVERFLOW), name: "")) }
         return events
     }
@@ -174,9 +182,10 @@ extension SystemCalls {
 
     /// Waits until one of `descriptors` is readable, the mount table `mounts` (a descriptor of
     /// `/proc/self/mountinfo`, or -1) changed, or `timeout` milliseconds pass (-1: no limit).
-    /// - Returns: Whether the mount table may have changed: also when the wait failed, so that the engine
-    ///   looks at it again rather than miss a change.
-    func waitForInput(_ descriptors: [Int32], mounts: Int32, timeout: Int32) -> Bool {
+    /// - Returns: Whether the mount table may have changed, and whether the wake-up descriptor `wake` (one of
+    ///   `descriptors`, or -1) is readable: both also when the wait failed, so that the engine looks at the table
+    ///   again rather than miss a change, and clears a wake-up it cannot tell from none.
+    func waitForInput(_ descriptors: [Int32], mounts: Int32, timeout: Int32, wake: Int32) -> (mountsChanged: Bool, woken: Bool) {
         var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         // The mount table is always readable: only its change (POLLPRI, with POLLERR) is waited for.
         if mounts >= 0 { entries.append(pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)) }
@@ -186,9 +195,11 @@ extension SystemCalls {
                 Int(entries.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeout) })
             }
         } catch {
-            return mounts >= 0
+            return (mounts >= 0, wake >= 0)
         }
-        return count > 0 && mounts >= 0 && entries[entries.count - 1].revents & Int16(POLLPRI | POLLERR) != 0
+        guard count > 0 else { return (false, false) }
+        let woken = wake >= 0 && entries.contains { $0.fd == wake && $0.revents != 0 }
+        return (mounts >= 0 && entries[entries.count - 1].revents & Int16(POLLPRI | POLLERR) != 0, woken)
     }
 
     // MARK: The mount table

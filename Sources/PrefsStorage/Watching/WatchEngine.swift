@@ -304,8 +304,9 @@ package final class WatchEngine: ReadFreshness {
                 return state.polling.timeout(interval: state.subscriptions.pollingInterval, canBeWoken: wake >= 0)
             }
             guard let timeout else { break }
-            let mountsChanged = system.waitForInput(descriptors, mounts: mounts, timeout: timeout)
-            if wake >= 0 { system.drainWakeUps(wake) }
+            let (mountsChanged, woken) = system.waitForInput(descriptors, mounts: mounts, timeout: timeout, wake: wake)
+            // Only a wake-up descriptor that was readable has anything to clear: most wake-ups are events.
+            if woken { system.drainWakeUps(wake) }
             let toPoll: [String]? = state.withLock { state in
                 guard let runner = state.runner, runner.serial == serial else { return nil }
                 // The thread's own descriptor told of the change; the reads' one is taken too, so that the
@@ -359,6 +360,8 @@ package final class WatchEngine: ReadFreshness {
         drainSequence.add(1, ordering: .acquiringAndReleasing)
         defer { drainSequence.add(1, ordering: .acquiringAndReleasing) }
         let events = system.readEvents(runner.inotify)
+        state.paths.droppedByKernel = Set(events.lazy.filter { $0.mask & UInt32(IN_IGNORED) != 0 }.map(\.wd))
+        defer { state.paths.droppedByKernel = [] }
         for event in events {
             Self.apply(event, to: &state, inotify: runner.inotify)
         }

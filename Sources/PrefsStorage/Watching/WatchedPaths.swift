@@ -238,6 +238,12 @@ struct WatchedPaths {
         releaseFile(file.fileWatch, file.filePath, inotify: inotify)
     }
 
+    /// The watches the kernel has dropped already (their `IN_IGNORED` is in the batch being applied, perhaps after
+    /// the event that releases them): releasing one removes no inotify watch, which would only fail (`EINVAL`).
+    /// Set by the engine's drain for the batch it applies (a domain file renamed over drops the old inode's watch
+    /// in the same `rename()` that queues the name's event), empty otherwise.
+    var droppedByKernel: Set<Int32> = []
+
     /// The paths whose chain goes through the directory `wd`, under any name.
     func paths(through wd: Int32) -> Set<String> {
         links[wd].map { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } ?? []
@@ -276,7 +282,7 @@ struct WatchedPaths {
         } else {
             directories[wd] = nil
             if placed[watch.path] == wd { placed[watch.path] = nil }
-            if inotify >= 0 { system.removeWatch(inotify, wd, path: watch.path) }
+            if inotify >= 0 && !droppedByKernel.contains(wd) { system.removeWatch(inotify, wd, path: watch.path) }
         }
     }
 
@@ -287,7 +293,7 @@ struct WatchedPaths {
             files[wd] = holders
         } else {
             files[wd] = nil
-            if inotify >= 0 { system.removeWatch(inotify, wd, path: path) }
+            if inotify >= 0 && !droppedByKernel.contains(wd) { system.removeWatch(inotify, wd, path: path) }
         }
     }
 

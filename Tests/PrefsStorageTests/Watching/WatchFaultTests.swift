@@ -160,6 +160,56 @@ struct WatchFaultTests {
 
     // MARK: Reading events
 
+    @Test("A rename over a watched domain file costs the watch thread no needless call: no read of its wake-up descriptor, no FIONREAD, no removal of the watch the kernel dropped")
+    func renameOverCostsNoNeedlessCall() throws {
+        #expect(mkdir(directory, 0o700) == 0)
+        try renameOver(["step": .string("first")])
+        let domain = try domain()
+        let calls = CallCounter()
+        let watch = watch { calls.fire() }
+        defer { watch.cancel() }
+        #expect(watch.mode == (events: true, polls: false))
+        // One change heard first, so that the thread has handled its start (a wake-up through its descriptor).
+        try engine.holdingLock { try renameOver(["step": .string("before")]) }
+        #expect(calls.wait(forAtLeast: 1))
+        faults.clearRecordedCalls()
+        // The lock held across the rename: the thread's drain finds all its events, the dropped watch's among them.
+        try engine.holdingLock { try renameOver(["step": .string("after")]) }
+        #expect(calls.wait(forAtLeast: 2))
+        let made = faults.recordedCalls
+        #expect(made.contains { $0.call == .inotifyAddWatch && $0.path.hasSuffix("/d.plist") },
+                "the new file's watch was not placed through the engine's SystemCalls: \(made)")
+        #expect(!made.contains { $0.call == .read && $0.path == InotifyCalls.wakeName }, "the wake-up descriptor was read with nothing to clear")
+        #expect(!made.contains { $0.call == .ioctl }, "the queue's length was asked for a drain that one read empties")
+        #expect(!made.contains { $0.call == .inotifyRemoveWatch }, "the replaced file's watch, dropped by the kernel, was removed again")
+        #expect(try step(domain) == "after")
+    }
+
+    @Test("A drain of more events than one read takes applies them all, asking the queue's length once")
+    func drainLongerThanOneBuffer() throws {
+        #expect(mkdir(directory, 0o700) == 0)
+        try renameOver(["step": .string("before")])
+        let domain = try domain()
+        let calls = CallCounter()
+        let watch = watch { calls.fire() }
+        defer { watch.cancel() }
+        #expect(try step(domain) == "before")
+        #expect(try step(domain) == "before")
+        faults.clearRecordedCalls()
+        try engine.holdingLock {
+            // 300 entries made with names of 240 bytes: 300 events of 272 bytes, more than the drain's 64 KiB
+            // buffer; the rename's event comes last.
+            for index in 0..<300 {
+                let name = String(format: "%03d", index) + String(repeating: "x", count: 237)
+                writeFile(directory + "/" + name, [])
+            }
+            try renameOver(["step": .string("after")])
+        }
+        #expect(calls.wait(forAtLeast: 1), "the rename, queued after a buffer's worth of other events, was never told")
+        #expect(faults.recordedCalls.filter { $0.call == .ioctl }.count == 1)
+        #expect(try step(domain) == "after")
+    }
+
     @Test("A failed read of the inotify events counts as an overflow: the next read returns what the file holds")
     func failedReadOfEventsCountsAsAnOverflow() throws {
         #expect(mkdir(directory, 0o700) == 0)
