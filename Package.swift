@@ -13,6 +13,22 @@ import PackageDescription
 // prefsctl, the administrator's tool, is an executable over the PrefsTool target (which `harness defaults`
 // also runs); the harness and the benchmark are executables over the library; tests are split the same way, with
 // a shared TestSupport target and a TestWorker child process for the multi-process tests.
+
+// Debug builds (what `swift test` runs) link the Swift runtime and Foundation statically into the programs the
+// tests start most (TestWorker, EtcdTestWorker, prefsctl), as the Debian package's prefsctl is linked: a test run
+// starts hundreds of them, and each start with Foundation linked dynamically cost about 5 ms more CPU time (binding
+// its symbols). Not the harness: the benchmark's peer, `UserDefaults.set` of a dictionary, stops with SIGILL in
+// CoreFoundation (`__CFTypeCollectionRetain`) when Foundation is linked statically (Swift 6.3.1; a three-line program
+// shows it). lld, because it takes the static archives in any order and ignores the toolchain's own link-time warning
+// about `mktemp` in Foundation. Release builds (a user's `swift build -c release`) stay as SwiftPM links them.
+// Executables only: no product a user's package links against carries the flags.
+let staticRuntimeInTests: [LinkerSetting] = [.unsafeFlags(
+    ["-static-stdlib", "-use-ld=lld"]
+        + ["Foundation", "CoreFoundation", "_FoundationICU", "FoundationEssentials", "_FoundationCShims", "_FoundationCollections",
+           "FoundationInternationalization"].flatMap { ["-Xlinker", "-l" + $0] },
+    .when(configuration: .debug)
+)]
+
 let package = Package(
     name: "RVS_PersistentPrefs",
     products: [
@@ -61,7 +77,7 @@ let package = Package(
         // The code of `prefsctl` and of its alias `harness defaults`: the verbs, their help, manual page and
         // completions. It links the library and PrefsEtcd (for --etcd), and no test support.
         .target(name: "PrefsTool", dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"], path: "Sources/PrefsTool"),
-        .executableTarget(name: "prefsctl", dependencies: ["PrefsTool"], path: "Sources/prefsctl"),
+        .executableTarget(name: "prefsctl", dependencies: ["PrefsTool"], path: "Sources/prefsctl", linkerSettings: staticRuntimeInTests),
         .executableTarget(
             name: "harness",
             // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`; the
@@ -75,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "TestWorker",
             dependencies: ["RVS_PersistentPrefs"],
-            path: "Tests/TestWorker"
+            path: "Tests/TestWorker",
+            linkerSettings: staticRuntimeInTests
         ),
         // What every test target shares: temporary directories and child processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -85,8 +102,12 @@ let package = Package(
         .executableTarget(
             name: "EtcdTestWorker",
             dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"],
-            path: "Tests/EtcdTestWorker"
+            path: "Tests/EtcdTestWorker",
+            linkerSettings: staticRuntimeInTests
         ),
+        // The test targets do not list the programs they start (TestWorker, EtcdTestWorker, harness, prefsctl):
+        // `swift build --build-tests` and `swift test` build every target anyway, and a test target that listed an
+        // executable would link its objects, and its static runtime's flags, into the test bundle.
         .testTarget(
             name: "PrefsPropertyListTests",
             dependencies: ["PrefsPropertyList", "TestSupport"],
@@ -94,22 +115,22 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsStorageTests",
-            dependencies: ["PrefsStorage", "PrefsStorageTesting", "TestSupport", "TestWorker"],
+            dependencies: ["PrefsStorage", "PrefsStorageTesting", "TestSupport"],
             path: "Tests/PrefsStorageTests"
         ),
         .testTarget(
             name: "RVS_PersistentPrefsTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "TestWorker"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport"],
             path: "Tests/RVS_PersistentPrefsTests"
         ),
         .testTarget(
             name: "PrefsEtcdTests",
-            dependencies: ["PrefsEtcd", "RVS_PersistentPrefs", "PrefsStorageTesting", "TestSupport", "EtcdTestSupport", "EtcdTestWorker"],
+            dependencies: ["PrefsEtcd", "RVS_PersistentPrefs", "PrefsStorageTesting", "TestSupport", "EtcdTestSupport"],
             path: "Tests/PrefsEtcdTests"
         ),
         .testTarget(
             name: "HarnessTests",
-            dependencies: ["RVS_PersistentPrefs", "TestSupport", "harness", "prefsctl", "PrefsEtcd", "EtcdTestSupport", "PrefsHistory"],
+            dependencies: ["RVS_PersistentPrefs", "TestSupport", "PrefsEtcd", "EtcdTestSupport", "PrefsHistory"],
             path: "Tests/HarnessTests"
         ),
     ],
