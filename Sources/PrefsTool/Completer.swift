@@ -78,8 +78,11 @@ package enum Completer {
     /// The catalog the command being typed would use.
     private static func inspector(_ forwarded: [String]) -> DomainInspector? {
         var arguments = Arguments(forwarded)
-        guard let directory = try? Program.directoryOption(&arguments),
-              let catalog = try? DefaultsInspector.catalog(&arguments, directory: directory) else { return nil }
+        // No `--directory` (a nil directory: the one the environment gives) is no failure: not a `try?`, which
+        // would make it one.
+        let directory: String?
+        do { directory = try Program.directoryOption(&arguments) } catch { return nil }
+        guard let catalog = try? DefaultsInspector.catalog(&arguments, directory: directory) else { return nil }
         return DomainInspector(domains: catalog)
     }
 

@@ -98,6 +98,16 @@ struct PrefsctlTests {
         return output.split(separator: "\n").map(String.init).sorted()
     }
 
+    @Test("Without --directory, prefsctl's bash completion offers the domains, storage keys and entries of the preferences directory the environment gives")
+    func bashCompletionWithoutDirectoryOption() throws {
+        // No --directory: RVS_PREFS_DIRECTORY, the sandbox's fallback directory.
+        let written = try sandbox.prefsctl(["write", "com.example.env", "settings", "-dict", "port", "-int", "8080"])
+        #expect(written.status == 0, "\(written.errors)")
+        #expect(try bashCompletions(["prefsctl", "read", "com.example.e"]) == ["com.example.env"])
+        #expect(try bashCompletions(["prefsctl", "read", "com.example.env", ""]) == ["settings"])
+        #expect(try bashCompletions(["prefsctl", "read", "com.example.env", "settings", ""]) == ["port"])
+    }
+
     @Test("prefsctl's bash completion completes verbs, options, domains, storage keys, entries and array indices")
     func bashCompletion() throws {
         try succeed("write", "com.example.app", "com.example.app.preferences", "-dict", "port", "-int", "8080", "hosts", "(a, b)")
