@@ -48,7 +48,7 @@ package final class AdministratorFile: DomainStorage {
         (self.directory, self.name) = (directory, name)
     }
 
-    package var location: String { directory + "/" + name + DomainName.fileExtension }
+    package var location: String { PathBytes.joined(directory, name + DomainName.fileExtension) }
 
     /// Read as the library reads it, with nothing created.
     package func snapshot() throws(PrefsError) -> DomainSnapshot {

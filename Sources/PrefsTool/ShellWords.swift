@@ -1,6 +1,7 @@
 // Paths and arguments as a shell user types them.
 
 import Foundation
+import PrefsStorage
 
 /// `argument` as a shell would need it typed: the demos show the commands they run.
 package func shellQuoted(_ argument: String) -> String {
@@ -8,7 +9,7 @@ package func shellQuoted(_ argument: String) -> String {
     return safe && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
-/// `path` made absolute against the current directory, as a shell user means a relative path.
+/// `path` made absolute against the current directory, as a shell user means a relative path, with single slashes.
 package func absolutePath(_ path: String) -> String {
-    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    PathBytes.trimmed(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
 }

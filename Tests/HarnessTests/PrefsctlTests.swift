@@ -98,6 +98,17 @@ struct PrefsctlTests {
         return output.split(separator: "\n").map(String.init).sorted()
     }
 
+    @Test("No path prefsctl prints has '//', whatever doubled slashes the environment's directories have, the root included")
+    func printedPathsHaveSingleSlashes() throws {
+        let root = try sandbox.prefsctl(["--dry-run", "write", "zz", "k", "v"], environment: ["RVS_PREFS_DIRECTORY": "/"])
+        #expect(root.status == 0, "\(root.errors)")
+        #expect(root.output.contains("/zz.plist") && !root.output.contains("//"), "\(root.output)")
+        let doubled = try sandbox.prefsctl(["read", "nosuch"], environment: ["RVS_PREFS_DIRECTORY": sandbox.path + "//sub",
+                                                                            "RVS_PREFS_MANAGED_DIRECTORY": sandbox.path + "//managed"])
+        #expect(doubled.status != 0)
+        #expect(!doubled.errors.isEmpty && !doubled.errors.contains("//"), "\(doubled.errors)")
+    }
+
     @Test("Without --directory, prefsctl's bash completion offers the domains, storage keys and entries of the preferences directory the environment gives")
     func bashCompletionWithoutDirectoryOption() throws {
         // No --directory: RVS_PREFS_DIRECTORY, the sandbox's fallback directory.

@@ -101,13 +101,14 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         guard PathBytes.isAbsolute(directory) else {
             throw .userDefaultsUnavailable(reason: "the directory '\(directory)' is not an absolute path")
         }
-        let directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        // Single slashes (SPEC §7.5), also where the directory is `/`.
+        let directory = PathBytes.trimmed(directory)
         self.directory = directory
         self.name = name
-        self.path = directory + "/" + name + DomainName.fileExtension
+        self.path = PathBytes.joined(directory, name + DomainName.fileExtension)
         self.pathCString = path.utf8CString
         self.lockPath = path + ".lock"
-        self.temporaryPath = directory + "/." + name + DomainName.fileExtension + ".tmp"
+        self.temporaryPath = PathBytes.joined(directory, "." + name + DomainName.fileExtension + ".tmp")
         self.durable = durable
         self.system = system
         self.freshness = source.tracker(directory: directory, fileName: name + DomainName.fileExtension)

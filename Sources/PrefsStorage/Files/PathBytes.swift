@@ -34,9 +34,12 @@ package enum PathBytes {
         return rest.first ?? ""
     }
 
-    /// `path` without trailing slashes (`/` stays `/`), so that joining it never makes `//`.
+    /// `path` with every run of slashes made one and no trailing slash (`/` stays `/`), so that neither it nor a
+    /// path joined to it contains `//` (SPEC §7.5): `/tmp//u/` is `/tmp/u`. Linux reads both the same way.
     package static func trimmed(_ path: String) -> String {
-        var bytes = Array(path.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(path.utf8.count)
+        for byte in path.utf8 where !(byte == slash && bytes.last == slash) { bytes.append(byte) }
         while bytes.count > 1, bytes.last == slash { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -244,9 +244,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     }()
 
     /// A relative directory is taken relative to the current directory, as a shell user means it.
+    /// `path` made absolute (relative to the current directory) and written with single slashes (SPEC §7.5).
     private static func absolute(_ path: String) -> String {
-        if PathBytes.isAbsolute(path) { return path }
-        return FileManager.default.currentDirectoryPath + "/" + path
+        PathBytes.trimmed(PathBytes.isAbsolute(path) ? path : FileManager.default.currentDirectoryPath + "/" + path)
     }
 
     /// The writable application domain, shared process-wide per file.

@@ -600,17 +600,24 @@ struct ServicesWithoutHomeTests {
         #expect(lines == ["read-error none", "write-error none", "path \(state)/TestWorker.plist"])
     }
 
-    @Test("Locations never contain '//', whatever trailing slashes the variables have")
+    @Test("Locations never contain '//', whatever trailing or doubled slashes the variables have")
     func noDoubleSlashes() {
         let cases: [[String: String]] = [
             ["HOME": "/home/u/"], ["XDG_CONFIG_HOME": "/cfg/"], ["HOME": "/", "STATE_DIRECTORY": "/var/lib/s//:/other"],
             ["HOME": "/h", "XDG_CONFIG_DIRS": "/etc/xdg/:/usr/etc/", "CONFIGURATION_DIRECTORY": "/etc/svc/"],
+            // Doubled inside the path too (an administrator's `$T//u`), and the root itself.
+            ["RVS_PREFS_DIRECTORY": "/tmp//u", "RVS_PREFS_MANAGED_DIRECTORY": "/tmp//m//", "RVS_PREFS_GROUP_CONTAINER": "/g//c"],
+            ["RVS_PREFS_DIRECTORY": "/"], ["HOME": "//home//u", "XDG_CONFIG_DIRS": "/etc//xdg"], ["XDG_CONFIG_HOME": "/c//d"],
+            ["HOME": "/", "STATE_DIRECTORY": "/var//lib/s"],
         ]
         for environment in cases {
             let locations = DefaultsLocations.current(applicationDomainName: "app", environment: environment)
-            let paths = [locations.preferencesDirectory ?? ""] + locations.systemDirectories + [locations.managedDirectory ?? ""]
+            let paths = [locations.preferencesDirectory ?? "", locations.groupContainer ?? ""] + locations.systemDirectories
+                + [locations.managedDirectory ?? ""]
             #expect(!paths.contains { $0.contains("//") }, "\(environment) → \(paths)")
         }
+        let doubled = DefaultsLocations.current(applicationDomainName: "app", environment: ["RVS_PREFS_DIRECTORY": "/tmp//u//"])
+        #expect(doubled.preferencesDirectory == "/tmp/u")
         let service = DefaultsLocations.current(applicationDomainName: "app", environment: ["HOME": "/", "STATE_DIRECTORY": "/var/lib/s/"])
         #expect(service.preferencesDirectory == "/var/lib/s")
         let xdg = DefaultsLocations.current(applicationDomainName: "app", environment: ["HOME": "/h", "CONFIGURATION_DIRECTORY": "/etc/svc"])
