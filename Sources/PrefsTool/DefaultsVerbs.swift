@@ -211,7 +211,7 @@ package enum DefaultsVerbs {
             }),
         DefaultsVerb(
             name: "verify",
-            forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); and, when the domain's schema is installed, that its collections hold only the entries the schema describes, of their types, within their ranges and allowed values; exit status 1 with the reason")],
+            forms: [VerbForm(synopsis: "verify FILE --as system|managed", meaning: "judges a candidate file as the library will once it is installed in that layer: its name (DOMAIN.plist), its form (a property list whose root is a dictionary), that every user can read it and, for a managed file, that root owns it and nobody else can write it (nor its directory); a file already in the layer's directory is judged where it is, through every directory of its resolved path (each must let every user through and, for a managed file, be root's); and, when the domain's schema is installed, that its collections hold only the entries the schema describes, of their types, within their ranges and allowed values; exit status 1 with the reason")],
             options: [VerbOption(name: "--as LAYER", meaning: "system or managed")],
             examples: ["\(Tool.command) verify ./com.example.app.plist --as managed"],
             takesDomain: false,

@@ -1,6 +1,7 @@
 // `prefsctl verify FILE --as system|managed`: a candidate file judged as the library will judge it once
 // installed, before it is installed: its form (read by the library's own FileDomainStorage, which creates
-// nothing), its name, and, for a managed file, the owner and mode that make the library honour or ignore it.
+// nothing), its name, and, for a managed file, the owner and mode that make the library honour or ignore it. A file
+// already in the layer's directory is judged where it is, through every directory of its resolved path.
 
 import Foundation
 import Glibc
@@ -38,6 +39,11 @@ package enum CandidateVerifier {
             }
             if let problem = directoryProblem(layer.directory()) { throw ignored(problem) }
         }
+        // Installed already (in the layer's directory, perhaps as a symbolic link): judged where it is, as the
+        // library judges it there, through every directory of its resolved path.
+        if isInstalled(path, in: layer.directory()), let problem = installedPathProblem(path, rootOwned: layer == .managed) {
+            throw ignored(problem)
+        }
         let contents: [String: PropertyListValue]
         do {
             contents = try FileDomainStorage(directory: (path as NSString).deletingLastPathComponent, name: name).snapshot().contents
@@ -52,6 +58,45 @@ package enum CandidateVerifier {
             }
         }
         return "\(path): a good \(layer.rawValue) file for the domain \(name): \(contents.count) storage \(contents.count == 1 ? "key" : "keys") (\(contents.keys.sorted().joined(separator: ", ")))"
+    }
+
+    /// Whether `path` is a file of the layer's `directory` (the directory itself possibly reached another way).
+    static func isInstalled(_ path: String, in directory: String) -> Bool {
+        let parent = (path as NSString).deletingLastPathComponent
+        if PathBytes.trimmed(parent) == PathBytes.trimmed(directory) { return true }
+        guard let resolvedParent = resolved(parent), let resolvedDirectory = resolved(directory) else { return false }
+        return resolvedParent == resolvedDirectory
+    }
+
+    /// Why the library would ignore the installed file `path`, judged through every directory on its resolved path
+    /// (`realpath`, every symbolic link followed), as the library's reads judge it: each must let every user
+    /// through (a directory other users cannot search hides the file from their programs), and for a managed file
+    /// each must also be root's and writable by nobody else unless sticky (the reading user's own would serve
+    /// only that user).
+    static func installedPathProblem(_ path: String, rootOwned: Bool) -> String? {
+        guard let target = resolved(path) else { return "its resolved path cannot be found: \(SystemError.current)" }
+        var directory = target
+        while directory != "/" {
+            directory = (directory as NSString).deletingLastPathComponent
+            var info = stat()
+            guard lstat(directory, &info) == 0 else { return "\(directory) cannot be checked: \(SystemError.current)" }
+            let what = "\(directory), a directory on the path to \(target),"
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            if info.st_mode & S_IXOTH == 0 { return "\(what) cannot be searched by users other than its owner and group (mode \(mode)): their programs cannot read the file" }
+            guard rootOwned else { continue }
+            if info.st_uid != 0 { return "\(what) belongs to user \(info.st_uid), not root" }
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
+                return "\(what) is writable by its group or by others without the sticky bit (mode \(mode))"
+            }
+        }
+        return nil
+    }
+
+    /// `path` with every symbolic link followed, or `nil` when it cannot be resolved.
+    private static func resolved(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Why the library would ignore a managed file in `directory`: as it judges an installed file, every

@@ -117,6 +117,11 @@ struct PrefsctlAdministrationTests {
     }
 
     /// Writes `text` to `name` in the sandbox with `mode`, and returns its path.
+    /// Makes `path` and the directories above it that are missing; whether it exists afterwards.
+    func mkdirAll(_ path: String) -> Bool {
+        (try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)) != nil
+    }
+
     func candidate(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o644) -> String {
         let path = sandbox.directory.appending(name)
         writeFile(path, bytes)
@@ -149,6 +154,23 @@ struct PrefsctlAdministrationTests {
             #expect(chown(others, 1, 1) == 0)
             try rejected(others, as: "managed", "belongs to user 1, not root")
             try succeed("verify", others, "--as", "system")
+        }
+        // A file already in the layer's directory is judged where it is, through its resolved path, as the library
+        // judges it: a system file in a directory other users cannot search, a managed file linked into a directory
+        // of another user's.
+        #expect(mkdirAll(systemDirectory) && chmod(systemDirectory, 0o700) == 0)
+        let hidden = systemDirectory + "/com.example.hidden.plist"
+        writeFile(hidden, Array(good))
+        chmod(hidden, 0o644)
+        try rejected(hidden, as: "system", "\(systemDirectory), a directory on the path to \(hidden), cannot be searched by users other than its owner")
+        if geteuid() == 0 {
+            let foreign = sandbox.directory.appending("foreign")
+            #expect(mkdir(foreign, 0o755) == 0 && chown(foreign, 1, 1) == 0)
+            writeFile(foreign + "/com.example.linked.plist", Array(good))
+            chmod(foreign + "/com.example.linked.plist", 0o644)
+            #expect(mkdirAll(managedDirectory))
+            #expect(symlink(foreign + "/com.example.linked.plist", managedDirectory + "/com.example.linked.plist") == 0)
+            try rejected(managedDirectory + "/com.example.linked.plist", as: "managed", "\(foreign), a directory on the path to \(foreign)/com.example.linked.plist, belongs to user 1, not root")
         }
         // The directory it would go in is judged too, every directory on its path: one others may write is refused.
         let loose = sandbox.directory.appending("loose")
