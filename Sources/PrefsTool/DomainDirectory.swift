@@ -80,17 +80,19 @@ package struct DomainDirectory: DomainCatalog {
         return (directory, name)
     }
 
-    /// The domains with a file in the directory, by name; the global domain and the harness's hidden
-    /// temporary files start with a dot and are left out, as `defaults domains` leaves out the global one.
+    /// The domains with a file in the directory, by name; the global domain is left out, as `defaults domains`
+    /// leaves it out. A domain whose name starts with a dot is one like any other (the library's temporary and
+    /// lock files do not end in `.plist`).
     package func domainNames() throws(HarnessError) -> [String] {
         Self.domainFiles(in: path)
     }
 
-    /// The names of the domain files (regular files, not hidden) in `path`, sorted.
+    /// The names of the domain files (regular files, the global domain's left out) in `path`, sorted.
     static func domainFiles(in path: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let global = DefaultsLocations.globalDomainName + DomainName.fileExtension
         return names.filter { name in
-            guard name.hasSuffix(DomainName.fileExtension), !name.hasPrefix(".") else { return false }
+            guard name.hasSuffix(DomainName.fileExtension), name.count > DomainName.fileExtension.count, name != global else { return false }
             var info = stat()
             return lstat(path + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
         }.map { String($0.dropLast(DomainName.fileExtension.count)) }.sorted()

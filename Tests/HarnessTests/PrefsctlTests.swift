@@ -98,6 +98,16 @@ struct PrefsctlTests {
         return output.split(separator: "\n").map(String.init).sorted()
     }
 
+    @Test("A domain whose name starts with a dot is listed by domains and searched by find and read, as any other; the global domain is not listed")
+    func domainStartingWithADot() throws {
+        try succeed("write", ".hidden", "k", "hidden-value")
+        try succeed("write", "-g", "gk", "global-value")
+        try succeed("write", "visible", "k", "v")
+        #expect(try succeed("domains").output == ".hidden, visible\n")
+        #expect(try succeed("find", "hidden-value").output.contains("Found 1 keys in domain '.hidden'"))
+        #expect(try succeed("read").output.contains("    .hidden = {\n        k = hidden-value;"))
+    }
+
     @Test("No path prefsctl prints has '//', whatever doubled slashes the environment's directories have, the root included")
     func printedPathsHaveSingleSlashes() throws {
         let root = try sandbox.prefsctl(["--dry-run", "write", "zz", "k", "v"], environment: ["RVS_PREFS_DIRECTORY": "/"])
