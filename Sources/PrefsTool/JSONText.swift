@@ -186,8 +186,10 @@ package enum JSONText {
             let text = String(decoding: bytes[start..<position], as: UTF8.self)
             guard !text.isEmpty else { throw error("unexpected character") }
             if !text.contains(where: { ".eE".contains($0) }) {
-                guard let integer = Int(text) else { throw error("\(text.count > 24 ? "a number" : text) is not a 64-bit integer") }
-                return .integer(integer)
+                if let integer = Int(text) { return .integer(integer) }
+                // Above Int64.max, as the encoder writes an unsigned integer: read back as one, whole.
+                if let unsigned = UInt64(text) { return .unsignedInteger(unsigned) }
+                throw error("\(text.count > 24 ? "a number" : text) is not a 64-bit integer")
             }
             guard let real = Double(text), real.isFinite else { throw error("malformed or infinite number") }
             return .real(real)

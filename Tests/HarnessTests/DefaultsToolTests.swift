@@ -58,6 +58,15 @@ struct HarnessDefaultsToolTests {
             "i": .integer(-5), "r": .real(1.5), "e": .real(1000), "b": .bool(false), "s": .string("é\n"),
             "a": .array([]), "d": .dictionary(["x": .array([.bool(true)])]),
         ])
+        // An unsigned integer above Int64.max, as its own export writes it, comes back whole; beyond UInt64 is refused.
+        try FileDomainStorage(directory: sandbox.path, name: "big").modify(repairing: .failIfUnreadable) {
+            $0 = ["big": .unsignedInteger(.max), "small": .integer(.min)]
+        }
+        let big = try succeed("export", "big", "-", "--json").output
+        try succeed("import", "big2", "-", input: big)
+        #expect(try sandbox.domain("big2") == ["big": .unsignedInteger(.max), "small": .integer(.min)])
+        let tooBig = try sandbox.defaults("import", "big3", "-", input: #"{"n": 18446744073709551616}"#)
+        #expect(tooBig.status == 1 && tooBig.errors.contains("is not a 64-bit integer"), "\(tooBig.errors)")
     }
 
     @Test("import of JSON with null, or malformed JSON, changes nothing and names the line")
