@@ -165,7 +165,9 @@ package enum ValueParser {
         return try scalar(word, arguments.next(orComplain: "\(word) needs a value after it"))
     }
 
-    /// Dates as `defaults` prints them, ISO 8601, or a plain day; without a zone, UTC.
+    /// Dates as `defaults` prints them, ISO 8601, or a plain day; without a zone, UTC. In the proleptic Gregorian
+    /// calendar, as they are printed and as property lists mean them: a formatter's own calendar switches to the
+    /// Julian one before 15 October 1582, which moved `1000-01-01` five days.
     package static func date(_ text: String) -> Date? {
         let formats = [
             "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX",
@@ -174,6 +176,7 @@ package enum ValueParser {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.gregorianStartDate = Date(timeIntervalSinceReferenceDate: -.greatestFiniteMagnitude)
         for format in formats {
             formatter.dateFormat = format
             if let date = formatter.date(from: text) { return date }

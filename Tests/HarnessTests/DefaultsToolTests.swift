@@ -46,6 +46,19 @@ struct HarnessDefaultsToolTests {
         #expect(try succeed("read", "app", "list", "--json").output == "[\n  \"a\",\n  2\n]\n")
     }
 
+    @Test("write -date takes dates before 1582 in the proleptic Gregorian calendar, as it prints them and Python reads them")
+    func datesBeforeTheGregorianReform() throws {
+        // Seconds from 2001-01-01 to each, as Python's datetime (proleptic Gregorian) counts them.
+        let dates = ["1000-01-01 00:00:00 +0000": -31_588_531_200.0, "0001-01-01T00:00:00Z": -63_113_904_000.0,
+                     "1582-10-04": -13_198_550_400.0, "2024-05-01 12:30:00 +0000": 736_259_400.0]
+        for (text, seconds) in dates {
+            try succeed("write", "old", "when", "-date", text)
+            #expect(try sandbox.domain("old")["when"] == .date(Date(timeIntervalSinceReferenceDate: seconds)), "\(text)")
+        }
+        try succeed("write", "old", "when", "-date", "1000-01-01 00:00:00 +0000")
+        #expect(try succeed("read", "old", "when").output == "1000-01-01 00:00:00 +0000\n")
+    }
+
     @Test("import takes JSON with its types; dates and data come back as strings, the documented loss")
     func jsonImport() throws {
         try succeed("write", "app", "when", "-date", "2024-05-01 12:30:00 +0000")
