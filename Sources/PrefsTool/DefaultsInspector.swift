@@ -236,6 +236,9 @@ package struct DomainInspector {
     /// both keys or under neither. A value under `new` is replaced only when `replacing` (`-f`).
     package func rename(_ old: String, to new: String, in domain: String, replacing: Bool) throws(HarnessError) {
         guard !new.isEmpty else { throw .failure("the new key is empty") }
+        // The app's installed schema judges the renamed domain as it judges an import: a collection renamed into
+        // a storage key the schema describes must hold what the app would accept there.
+        let schema = try InstalledSchema.find(for: domain)
         try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
             guard contents[old] != nil else {
                 throw .failure("Domain (\(domain)) key (\(old)) not found; nothing was renamed")
@@ -243,7 +246,10 @@ package struct DomainInspector {
             guard replacing || contents[new] == nil || old == new else {
                 throw .failure("Domain (\(domain)) key (\(new)) exists; nothing was renamed; add -f to replace it")
             }
-            contents[new] = contents.removeValue(forKey: old)
+            var renamed = contents
+            renamed[new] = renamed.removeValue(forKey: old)
+            try schema?.refuseChange(from: contents, to: renamed)
+            contents = renamed
         }
     }
 

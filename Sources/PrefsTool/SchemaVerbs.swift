@@ -85,7 +85,7 @@ package enum SchemaVerbs {
         list-keys, describe and range read the schema the app's package installs as DIR/RVS_PersistentPrefs/schemas/DOMAIN.plist, \
         from the first directory DIR of $XDG_DATA_DIRS (default /usr/local/share:/usr/share) that holds one. With a schema installed, \
         write DOMAIN KEY ENTRY VALUE stores VALUE as the entry's type and refuses a value the schema refuses (exit status 1, nothing \
-        written), import and edit refuse such a domain, and verify checks a file against it; without one, they work as before.
+        written), import, edit and rename refuse such a domain, and verify checks a file against it; without one, they work as before.
         """
 
     /// The constraint in one line: `range 1 65535`, `allowed "debug" "info"`, `any integer`.

@@ -203,6 +203,14 @@ struct PrefsctlSchemaTests {
         writeFile(good, Array(try PropertyListValue.dictionary(["settings": .dictionary(["ratio": .real(0.25)])]).xmlPropertyListData()))
         try succeed("import", "com.example.app", good)
         #expect(try stored() == ["ratio": .real(0.25)])
+        // A collection renamed into the described storage key is judged as an import is, -f or not.
+        try succeed("write", "com.example.app", "scratch", "-dict", "port", "-int", "70000")
+        let beforeRename = sandbox.files()
+        #expect(try fail("rename", "-f", "com.example.app", "scratch", "settings").contains("settings port: it must be from 1 to 65535"))
+        #expect(sandbox.files() == beforeRename, "a refused rename changed a file")
+        try succeed("write", "com.example.app", "fitting", "-dict", "port", "-int", "8082")
+        try succeed("rename", "-f", "com.example.app", "fitting", "settings")
+        #expect(try stored() == ["port": .integer(8082)])
     }
 
     @Test("verify --as system checks the file against the domain's installed schema: unknown entries, wrong types and broken constraints exit 1 with the reason")
