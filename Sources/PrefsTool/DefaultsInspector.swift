@@ -275,6 +275,15 @@ package struct DomainInspector {
     // MARK: Export and import
 
     package func export(_ domain: String, to path: String, as format: TransferFormat) throws(HarnessError) {
+        // Entries whose keys Swift's `String ==` merges with others (`"e\u{301}"` beside `"é"`, written by another
+        // program) are kept by every write, but no exported value can hold them: refused, rather than a backup
+        // that silently lacks them.
+        if let storage = try? domains.storage(domain), let shadowed = try? domains.snapshot(of: storage).shadowed,
+           case let count = Self.count(shadowed), count > 0 {
+            throw .failure("cannot export \(domain): \(storage.location) holds \(count) \(count == 1 ? "entry" : "entries") whose "
+                + "key differs from another's only in Unicode normalization (as \"e\\u{301}\" from \"\\u{e9}\"), which an export "
+                + "would drop; copy the file itself instead")
+        }
         let bytes = try Self.encoded(.dictionary(effectiveContents(of: domain)), as: format, describing: domain)
         if path == "-" {
             // A failed write is reported when the harness exits (see Console.outputFailure).
@@ -282,6 +291,11 @@ package struct DomainInspector {
         } else {
             try replaceRegularFile(at: path, with: bytes, for: "export")
         }
+    }
+
+    /// How many entries `shadowed` holds, at every depth.
+    static func count(_ shadowed: ShadowedEntries) -> Int {
+        shadowed.entries.count + shadowed.children.values.reduce(0) { $0 + count($1) }
     }
 
     /// `value` in `format`, as a file holds it.

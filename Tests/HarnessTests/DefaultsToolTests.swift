@@ -46,6 +46,20 @@ struct HarnessDefaultsToolTests {
         #expect(try succeed("read", "app", "list", "--json").output == "[\n  \"a\",\n  2\n]\n")
     }
 
+    @Test("export refuses a domain whose file holds keys that differ only in Unicode normalization, which an export would drop, and writes nothing")
+    func exportRefusesNormalizationTwins() throws {
+        let file = sandbox.path + "/twins.plist"
+        writeFile(file, try python("import plistlib, sys; sys.stdout.buffer.write(plistlib.dumps({'s': {'caf\\u00e9': 1, 'cafe\\u0301': 2}}, fmt=plistlib.FMT_BINARY))"))
+        let backup = sandbox.temporary.appending("backup.plist")
+        for destination in ["-", backup] {
+            let run = try sandbox.defaults("export", "twins", destination, "--format", "binary")
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.errors.contains("holds 1 entry whose key differs from another's only in Unicode normalization"), "\(run.errors)")
+            #expect(run.output.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: backup))
+    }
+
     @Test("write -date takes dates before 1582 in the proleptic Gregorian calendar, as it prints them and Python reads them")
     func datesBeforeTheGregorianReform() throws {
         // Seconds from 2001-01-01 to each, as Python's datetime (proleptic Gregorian) counts them.
