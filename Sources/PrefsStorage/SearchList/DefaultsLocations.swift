@@ -214,8 +214,9 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// Why there is no preferences directory, for a ``preferencesDirectory`` of `nil`.
-    package static let noDirectoryReason = "there is no preferences directory: \(directoryVariable), XDG_CONFIG_HOME and "
-        + "\(stateDirectoryVariable) are not set, HOME is unset, empty or '/', and the user database gives no usable home; "
+    package static let noDirectoryReason = "there is no preferences directory: \(directoryVariable) is not set, XDG_CONFIG_HOME "
+        + "and \(stateDirectoryVariable) are not set to absolute paths (relative ones are ignored), HOME is unset, empty or '/', "
+        + "and the user database gives no usable home; "
         + "set \(directoryVariable), or give a systemd service StateDirectory= (which sets \(stateDirectoryVariable))"
 
     /// Environment variables, from a given dictionary or else from the process. An empty value counts
