@@ -31,6 +31,19 @@ package enum AdministratorLayer: String, Sendable {
         }
     }
 
+    /// The administrator's layer whose directory `directory` is (the same directory, however reached), if any.
+    package static func layer(ofDirectory directory: String) -> AdministratorLayer? {
+        guard let resolved = resolvedPath(directory) else { return nil }
+        return [AdministratorLayer.system, .managed].first { resolvedPath($0.directory()) == resolved }
+    }
+
+    /// `path` with every symbolic link followed; `nil` when it does not exist.
+    private static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     private static func trimmed(_ path: String) -> String {
         var path = path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }

@@ -36,8 +36,11 @@ package struct DomainDirectory: DomainCatalog {
     /// A named domain is written as the library writes it: an entry the administrator forces is not changed.
     /// An administrator's file is written as the administrator's layer needs it (see AdministratorFile).
     package func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
-        if layer != nil {
-            let (directory, name) = try fileLocation(domain)
+        let (directory, name) = try fileLocation(domain)
+        // A file of an administrator's layer is written as that layer's files are, however it was named (--system,
+        // or --directory or an absolute path that lead to the layer's directory): under the same lock, so that
+        // two administrators' writes never lose each other's change, and leaving no lock file there.
+        if layer != nil || AdministratorLayer.layer(ofDirectory: directory) != nil {
             return AdministratorFile(directory: directory, name: name)
         }
         let file = try fileStorage(domain)

@@ -129,6 +129,28 @@ struct PrefsctlAdministrationTests {
         return path
     }
 
+    @Test("A system file written through --directory or its absolute path is written as --system writes it: the same lock (two writers lose nothing), no lock file left, mode 0644")
+    func layerFileReachedAnotherWay() throws {
+        try succeed("--system", "write", "race", "app", "init", "-int", "0")
+        let file = systemDirectory + "/race.plist"
+        // Two processes, one through --system and one through --directory, 30 writes each of their own entries.
+        let workers = try [["--system"], ["--directory", systemDirectory]].enumerated().map { index, option in
+            let writes = (1...30).map { "prefsctl \(option.joined(separator: " ")) write race app w\(index)-\($0) -int \($0)" }
+            return try ChildProcess("/bin/sh", ["-c", "export PATH=\"\(ChildProcess.buildDirectory):$PATH\"; umask 077; set -e; " + writes.joined(separator: "; ")],
+                                    environment: sandbox.environment)
+        }
+        for worker in workers {
+            worker.closeInput()
+            #expect(worker.wait() == 0, "\(worker.readErrors())")
+        }
+        let entries = try FileDomainStorage(directory: systemDirectory, name: "race").snapshot().contents["app"]?.dictionaryValue ?? [:]
+        #expect(entries.count == 61, "lost updates: \(entries.count) of 61 entries")
+        try succeed("write", file, "app", "byPath", "-int", "1")
+        #expect(!FileManager.default.fileExists(atPath: file + ".lock"), "a lock file was left in the system directory")
+        var info = stat()
+        #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o644)
+    }
+
     @Test("verify FILE --as system|managed accepts what the library honours and exits 1 with the reason it would ignore a file")
     func verify() throws {
         let good = try PropertyListValue.dictionary([Self.key: .dictionary(["telemetry": .bool(false)])]).binaryPropertyListData()
