@@ -108,6 +108,26 @@ struct PrefsctlTests {
         #expect(try succeed("read").output.contains("    .hidden = {\n        k = hidden-value;"))
     }
 
+    @Test("Whatever the umask, a write makes directories 0700 and files 0600 (the domain file and its lock file), and later writes succeed", arguments: ["0277", "0777", "0022"])
+    func modesWhateverTheUmask(mask: String) throws {
+        let directory = sandbox.directory.appending("made/here")
+        let prefsctl = ChildProcess.buildDirectory + "/prefsctl"
+        for value in ["1", "2"] {
+            let run = try sandbox.run(executable: "/bin/sh", ["-c", "umask \(mask); exec \"$0\" \"$@\"", prefsctl, "--directory", directory,
+                                                              "write", "app", "k", "-int", value])
+            #expect(run.status == 0, "\(run.errors)")
+        }
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o7777
+        }
+        #expect(mode(sandbox.directory.appending("made")) == 0o700)
+        #expect(mode(directory) == 0o700)
+        #expect(mode(directory + "/app.plist") == 0o600)
+        #expect(mode(directory + "/app.plist.lock") == 0o600)
+        #expect(try FileDomainStorage(directory: directory, name: "app").snapshot().contents["k"] == .integer(2))
+    }
+
     @Test("No path prefsctl prints has '//', whatever doubled slashes the environment's directories have, the root included")
     func printedPathsHaveSingleSlashes() throws {
         let root = try sandbox.prefsctl(["--dry-run", "write", "zz", "k", "v"], environment: ["RVS_PREFS_DIRECTORY": "/"])

@@ -526,8 +526,13 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                 // For reading and writing, though `flock` needs neither on a local file system: on NFS, Linux makes
                 // it a POSIX lock, and an exclusive one needs a descriptor open for writing (NFSv4 refuses it with
                 // EBADF). The close of such a descriptor (`IN_CLOSE_WRITE`) is no event the library's watches take.
-                fd = try system.open(lockPath, O_RDWR | O_NOFOLLOW | (creates ? O_CREAT : 0), 0o600)
+                fd = try system.open(lockPath, O_RDWR | O_NOFOLLOW | (creates ? O_CREAT | O_EXCL : 0), 0o600)
             } catch {
+                // Made meanwhile by another writer: open it as it is.
+                if creates && error == .fileExists {
+                    creates = false
+                    continue
+                }
                 if !creates && (error == .noSuchFileOrDirectory || error == PrefsErrno(rawValue: ENOTDIR)) {
                     try beforeCreating()
                     creates = true
@@ -539,6 +544,14 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                     continue
                 }
                 throw .writeFailed(path: path, step: .openLockFile(lockPath), errno: error)
+            }
+            // Made here: mode 0600 whatever the process's umask (SPEC §2.2), which a umask such as 0277 would
+            // make 0400, a lock file no later write of its owner could open for writing.
+            if creates {
+                do { try system.fchmod(fd, path: lockPath, 0o600) } catch {
+                    _ = try? system.close(fd, path: lockPath)
+                    throw .writeFailed(path: path, step: .openLockFile(lockPath), errno: error)
+                }
             }
             // Which lock file this is: the same inode while the descriptor is open, so one `fstat` serves both
             // the check below and the one after the wait. A failure fails the write before any wait: without the
@@ -573,7 +586,8 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         }
     }
 
-    /// Creates the directory and any missing parents with mode 0700.
+    /// Creates the directory and any missing parents with mode 0700, whatever the process's umask (SPEC §2.2):
+    /// one that a umask such as 0277 left 0500 would refuse the next level, and this user's every later write.
     private func createDirectory() throws(PrefsError) {
         var prefix = ""
         for component in PathBytes.components(directory) {
@@ -584,6 +598,14 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
                 guard error == .fileExists else {
                     throw .writeFailed(path: path, step: .createDirectory(prefix), errno: error)
                 }
+                continue
+            }
+            // Made here, as a directory (mkdir never follows a link at its last name): its mode set by its path.
+            guard FileCreationMask.clears(0o700) else { continue }
+            do {
+                try system.chmod(prefix, 0o700)
+            } catch {
+                throw .writeFailed(path: path, step: .createDirectory(prefix), errno: error)
             }
         }
         guard let info = try? system.stat(directory), info.st_mode & S_IFMT == S_IFDIR else {
@@ -626,7 +648,7 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
             }
         }
         // Changing the owner clears nothing of 0777, but is made first so that the mode is the last word.
-        if existing.permissions != 0o600 {
+        if existing.permissions != 0o600 || FileCreationMask.clears(0o600) {
             try system.fchmod(fd, path: temporaryPath, existing.permissions)
         }
     }
@@ -639,7 +661,12 @@ public final class FileDomainStorage: DomainStorage, VouchingStorage {
         do throws(PrefsErrno) {
             let fd = try createTemporaryFile()
             do throws(PrefsErrno) {
-                if let existing { try keep(existing, on: fd) }
+                if let existing {
+                    try keep(existing, on: fd)
+                } else if FileCreationMask.clears(0o600) {
+                    // A new file is 0600 whatever the process's umask (SPEC §2.2).
+                    try system.fchmod(fd, path: temporaryPath, 0o600)
+                }
                 step = .writeTemporaryFile(temporaryPath)
                 try system.writeAll(fd, path: temporaryPath, bytes)
                 if durable {

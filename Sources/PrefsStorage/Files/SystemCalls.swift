@@ -159,6 +159,12 @@ struct SystemCalls: Sendable {
         _ = try perform(.fchmod, path) { Int(Glibc.fchmod(fd, mode)) }
     }
 
+    /// Sets the permission bits of the file at `path` (following no symbolic link at its end is the caller's
+    /// care): counted as `fchmod` by the fault injection, as the same step.
+    func chmod(_ path: String, _ mode: mode_t) throws(PrefsErrno) {
+        _ = try perform(.fchmod, path) { Int(Glibc.chmod(path, mode)) }
+    }
+
     /// Sets the owner and group of an open file.
     func fchown(_ fd: Int32, path: String, _ owner: uid_t, _ group: gid_t) throws(PrefsErrno) {
         _ = try perform(.fchown, path) { Int(Glibc.fchown(fd, owner, group)) }
