@@ -62,6 +62,12 @@ let package = Package(
             name: "ForeignLoop",
             dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
         ),
+        // Watching turned on and off from several threads while another instance writes: CI runs it under
+        // ThreadSanitizer.
+        .executableTarget(
+            name: "WatchToggling",
+            dependencies: [.product(name: "RVS_PersistentPrefs", package: "RVS_PersistentPrefs")]
+        ),
         // The same API from an app still in the Swift 5 language mode.
         .executableTarget(
             name: "Swift5Mode",

@@ -24,14 +24,17 @@ package final class PrefsMutex<Value>: @unchecked Sendable {
     /// The lock word, at a fixed address for the lock's life, as a futex word must be.
     @usableFromInline let word: UnsafeMutablePointer<Atomic<UInt32>>
     /// The guarded value: touched only between `lock()` and `unlock()`, so the exclusivity of its accesses
-    /// is the lock's, and no dynamic check is needed.
-    @usableFromInline @exclusivity(unchecked) var value: Value
+    /// is the lock's, and no dynamic check is needed. With a byte beside it, so that a value of no size
+    /// (`PrefsMutex<Void>`) still lies inside this object: alone, it was at the object's end, which is the next
+    /// heap block's start, and ThreadSanitizer took each `withLock` for a write there, racing with whatever
+    /// another thread did with that block (reports at every start and stop of watching from several threads).
+    @usableFromInline @exclusivity(unchecked) var storage: (value: Value, inside: UInt8)
 
     /// A lock guarding `value`.
     package init(_ value: Value) {
         word = .allocate(capacity: 1)
         word.initialize(to: Atomic(0))
-        self.value = value
+        storage = (value, 0)
     }
 
     deinit {
@@ -44,7 +47,7 @@ package final class PrefsMutex<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         lock()
         defer { unlock() }
-        return try body(&value)
+        return try body(&storage.value)
     }
 
     /// Takes the lock: one compare-and-swap when it is free, else sleeps in `lockContended()`.
