@@ -147,7 +147,7 @@ extension RVS_PersistentPrefs {
         }
         if change.sendsPriors {
             for registration in audience where registration.observer.wantsPrior && observers.isRegistered(registration.id) {
-                call(registration) { $0.sendPrior(to: self, before: change.before, shared: change.sharedBefore) }
+                call(registration, madeElsewhere: change.madeElsewhere) { $0.sendPrior(to: self, before: change.before, shared: change.sharedBefore) }
             }
         }
         for registration in audience where observers.isRegistered(registration.id) {
@@ -155,7 +155,7 @@ extension RVS_PersistentPrefs {
             if registration.observer.isolation == nil {
                 registration.observer.send(change, to: self)
             } else {
-                call(registration) { $0.send(change, to: self) }
+                call(registration, madeElsewhere: change.madeElsewhere) { $0.send(change, to: self) }
             }
         }
         observers.publish(PrefsChange(collection: change.after))
@@ -163,8 +163,14 @@ extension RVS_PersistentPrefs {
             // SPEC §12: a change made elsewhere never runs a main-actor model's tracking off the main actor.
             // One queued call tells every change noted until it runs (see `noteExternalChange`).
             if swiftObservation.noteExternalChange(ofEntries: change.changedEntries) {
+                let era = externalChanges.era
                 isolation.submit(HandlerIsolation.Call { [self] in
-                    locked { notifyObservedChange(ofEntries: swiftObservation.takeExternalChanges()) }
+                    locked {
+                        let entries = swiftObservation.takeExternalChanges()
+                        // Watching turned off since: nothing more is heard of changes made elsewhere.
+                        guard externalChanges.isWatching(inEra: era) else { return }
+                        notifyObservedChange(ofEntries: entries)
+                    }
                 })
             }
         } else {
@@ -174,14 +180,17 @@ extension RVS_PersistentPrefs {
 
     /// Calls one observer's handler through `body` where it must run (SPEC §12): here, for a handler
     /// registered from a nonisolated context or already on its actor; otherwise queued to its actor, where
-    /// the call takes the operation lock again and is made only if the observer is still registered.
-    /// Under the operation lock.
-    func call(_ registration: ObserverList.Registration, _ body: @escaping (any AnyPrefsObserver) -> Void) {
+    /// the call takes the operation lock again and is made only if the observer is still registered and, for a
+    /// change made elsewhere, watching has not been turned off since ("off, nothing is heard but writes through
+    /// this instance", whatever was queued before). Under the operation lock.
+    func call(_ registration: ObserverList.Registration, madeElsewhere: Bool = false, _ body: @escaping (any AnyPrefsObserver) -> Void) {
         let observer = registration.observer
         guard let isolation = observer.isolation else { return body(observer) }
+        let era = madeElsewhere ? externalChanges.era : nil
         isolation.submit(HandlerIsolation.Call { [self] in
             locked {
                 guard observers.isRegistered(registration.id) else { return }
+                if let era, !externalChanges.isWatching(inEra: era) { return }
                 asHandler { body(observer) }
             }
         })

@@ -128,6 +128,9 @@ final class ExternalChanges: Sendable {
         /// other watching instances found too, when a delivery (or the start of watching) found it.
         var lastTold: DeliveredCollection?
         var deliveryScheduled = false
+        /// Moves each time watching stops: a handler's call queued to its actor for a change made elsewhere is
+        /// made only while this is the era it was queued in (see ``isWatching(inEra:)``).
+        var era = 0
         /// Deliveries completed, whether or not they told anything.
         var deliveries = 0
         var deliveryHook: (@Sendable () -> Void)?
@@ -328,10 +331,18 @@ final class ExternalChanges: Sendable {
     func stop() {
         let stopped = state.withLock { state -> [any DomainChangeWatch] in
             defer { state.watches = []; state.active = false; state.lastTold = nil; state.reads = nil; state.lane = nil }
+            if state.active { state.era += 1 }
             return state.watches
         }
         for watch in stopped { watch.cancel() }
     }
+
+    /// The watching era now: a call queued for a change made elsewhere notes it, and is made only if watching has
+    /// not stopped since (``isWatching(inEra:)``).
+    var era: Int { state.withLock { $0.era } }
+
+    /// Whether watching is on and has not stopped since `era` was noted.
+    func isWatching(inEra era: Int) -> Bool { state.withLock { $0.active && $0.era == era } }
 
     /// The collection the observers were last told (or saw when watching began), while watching.
     var lastTold: DeliveredCollection? { state.withLock { $0.lastTold } }

@@ -46,6 +46,27 @@ struct Swift6UsageTests {
         model.stop()
     }
 
+    @Test("Turning watching off drops the main-actor handler's calls for changes made elsewhere that were queued before")
+    @MainActor
+    func watchingOffDropsQueuedCalls() async {
+        let suite = observationSuite()
+        let watched = ObservedPrefs(suite: suite)
+        watched.watchesExternalChanges = true
+        var heard: [Int] = []
+        let token = watched.observe(\.launchCount, options: [.new]) { _, change in heard.append(change.newValue ?? -1) }
+        let before = watched.externalChanges.deliveriesCompleted
+        ObservedPrefs(suite: suite).launchCount = 7
+        // Holding the main actor meanwhile: the delivery queues its call to it.
+        let giveUp = Date().addingTimeInterval(30)
+        while watched.externalChanges.deliveriesCompleted == before && Date() < giveUp { usleep(1_000) }
+        #expect(watched.externalChanges.deliveriesCompleted > before, "the change was never delivered")
+        watched.watchesExternalChanges = false
+        // What was queued on the main actor runs before a task queued after it.
+        await Task { @MainActor in }.value
+        #expect(heard.isEmpty, "heard \(heard) after watching was turned off")
+        token.invalidate()
+    }
+
     @Test("A task iterates changes with for await while another context writes")
     @MainActor
     func forAwaitInATask() async {
