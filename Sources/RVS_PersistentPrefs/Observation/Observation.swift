@@ -112,8 +112,10 @@ extension PrefsObserving where Self: RVS_PersistentPrefs {
     /// - **from the main actor, or another actor** (a `@MainActor` model, an `actor`'s method): the
     ///   handler runs isolated to that actor, for writes through the instance and changes made elsewhere
     ///   alike, so it may touch the actor's state. A write made on the main thread tells a main-actor
-    ///   handler synchronously, before the write returns; a write made on another thread, and every change
-    ///   made elsewhere, is told on the main actor soon after (the main thread must run its loop: `await`,
+    ///   handler synchronously, before the write returns (after the calls for earlier changes, when some
+    ///   still wait for the main actor: each observer hears its changes in order); a write made on another
+    ///   thread, and every change made elsewhere, is told on the main actor soon after (the main thread must
+    ///   run its loop: `await`,
     ///   `dispatchMain()` or `RunLoop.main.run()`). A handler of another actor is always told
     ///   asynchronously, on that actor. Each observer hears its notifications in order, one at a time.
     /// - **from a nonisolated context** (a plain function, a test, a background thread): the handler runs on
