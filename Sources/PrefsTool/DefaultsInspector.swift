@@ -260,13 +260,21 @@ package struct DomainInspector {
             return try domains.remove(DomainReference(domain), named: domain)
         }
         let (key, entries) = (operands[1], Array(operands.dropFirst(2)))
+        let name = { EntryPath.describe(domain, key, entries) }
+        // What a program reads may come from another layer (a system default, a forced entry): `read` shows it,
+        // so a refusal to delete it from the user's file says where it is.
+        let elsewhere = { [self] () -> String in
+            guard let value = (try? effectiveContentsIfAny(of: domain, reporting: false))??[key],
+                  (try? EntryPath.value(at: entries, in: value, name)) != nil else { return "" }
+            return " in the user's file; the value a program reads comes from another layer (`\(Tool.command) read --sources "
+                + "\(domain) \(key)` shows which)"
+        }
         try domains.modify(domains.existingStorage(domain), repairing: .failIfUnreadable) { contents throws(HarnessError) in
             guard contents[key] != nil else {
-                throw .failure("Domain (\(domain)) key (\(key)) not found; nothing was deleted")
+                throw .failure("Domain (\(domain)) key (\(key)) not found\(elsewhere()); nothing was deleted")
             }
-            let name = { EntryPath.describe(domain, key, entries) }
             contents[key] = try EntryPath.updating(entries[...], in: contents[key], name) { existing throws(HarnessError) in
-                guard existing != nil else { throw .failure("\(name()) not found; nothing was deleted") }
+                guard existing != nil else { throw .failure("\(name()) not found\(elsewhere()); nothing was deleted") }
                 return nil
             }
         }

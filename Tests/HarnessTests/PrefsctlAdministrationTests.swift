@@ -129,6 +129,18 @@ struct PrefsctlAdministrationTests {
         return path
     }
 
+    @Test("delete of an entry the user's file lacks but another layer supplies says where the value read comes from")
+    func deleteOfAnEntryFromAnotherLayer() throws {
+        let here = ["--directory", sandbox.path]
+        try succeed(here + ["write", Self.domain, Self.key, "-dict", "launchCount", "-int", "3"])
+        try succeed("--managed", "write", Self.domain, Self.key, "appearance", "dark")
+        let run = try prefsctl(here + ["delete", Self.domain, Self.key, "appearance"])
+        #expect(run.status == 1)
+        #expect(run.errors.contains("not found in the user's file; the value a program reads comes from another layer (`prefsctl read --sources \(Self.domain) \(Self.key)` shows which); nothing was deleted"), "\(run.errors)")
+        let missing = try prefsctl(here + ["delete", Self.domain, Self.key, "nowhere"])
+        #expect(missing.status == 1 && missing.errors.contains("not found; nothing was deleted"), "\(missing.errors)")
+    }
+
     @Test("A system file written through --directory or its absolute path is written as --system writes it: the same lock (two writers lose nothing), no lock file left, mode 0644")
     func layerFileReachedAnotherWay() throws {
         try succeed("--system", "write", "race", "app", "init", "-int", "0")
