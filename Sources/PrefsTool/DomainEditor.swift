@@ -136,6 +136,8 @@ package struct DomainEditor {
         case (.string(let text), let old?):
             switch old {
             case .integer: return Int(text).map { .integer($0) } ?? value
+            // An unsigned integer above Int64.max stays one; one edited down into Int64's range is an integer.
+            case .unsignedInteger: return Int(text).map { .integer($0) } ?? UInt64(text).map { .unsignedInteger($0) } ?? value
             case .real, .float: return Double(text).flatMap { $0.isFinite ? .real($0) : nil } ?? value
             case .bool: return (try? ValueParser.scalar("-bool", text)) ?? value
             case .date: return ValueParser.date(text).map { .date($0) } ?? value

@@ -60,6 +60,20 @@ struct HarnessDefaultsToolTests {
         #expect(!FileManager.default.fileExists(atPath: backup))
     }
 
+    @Test("edit --format openstep keeps an untouched unsigned integer above Int64.max as one")
+    func openStepEditKeepsLargeUnsigned() throws {
+        try FileDomainStorage(directory: sandbox.path, name: "o").modify(repairing: .failIfUnreadable) {
+            $0 = ["c": .dictionary(["big": .unsignedInteger(.max), "x": .integer(1)])]
+        }
+        let editor = sandbox.temporary.appending("editor.sh")
+        writeFile(editor, Array("#!/bin/sh\nsed -i 's/x = 1;/x = 2;/' \"$1\"\n".utf8))
+        chmod(editor, 0o700)
+        let run = try sandbox.run(["defaults", "--directory", sandbox.path, "edit", "o", "--format", "openstep"],
+                                  environment: ["EDITOR": editor, "VISUAL": ""])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try sandbox.domain("o") == ["c": .dictionary(["big": .unsignedInteger(.max), "x": .integer(2)])])
+    }
+
     @Test("write -date takes dates before 1582 in the proleptic Gregorian calendar, as it prints them and Python reads them")
     func datesBeforeTheGregorianReform() throws {
         // Seconds from 2001-01-01 to each, as Python's datetime (proleptic Gregorian) counts them.
