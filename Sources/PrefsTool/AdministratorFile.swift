@@ -37,13 +37,6 @@ package enum AdministratorLayer: String, Sendable {
         return [AdministratorLayer.system, .managed].first { resolvedPath($0.directory()) == resolved }
     }
 
-    /// `path` with every symbolic link followed; `nil` when it does not exist.
-    private static func resolvedPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
     private static func trimmed(_ path: String) -> String {
         var path = path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }

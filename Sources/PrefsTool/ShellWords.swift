@@ -9,6 +9,13 @@ package func shellQuoted(_ argument: String) -> String {
     return safe && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
+/// `path` with every symbolic link followed (`realpath`); `nil` when it cannot be resolved (it does not exist).
+package func resolvedPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
 /// `path` made absolute against the current directory, as a shell user means a relative path, with single slashes.
 package func absolutePath(_ path: String) -> String {
     PathBytes.trimmed(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)

@@ -64,7 +64,7 @@ package enum CandidateVerifier {
     static func isInstalled(_ path: String, in directory: String) -> Bool {
         let parent = (path as NSString).deletingLastPathComponent
         if PathBytes.trimmed(parent) == PathBytes.trimmed(directory) { return true }
-        guard let resolvedParent = resolved(parent), let resolvedDirectory = resolved(directory) else { return false }
+        guard let resolvedParent = resolvedPath(parent), let resolvedDirectory = resolvedPath(directory) else { return false }
         return resolvedParent == resolvedDirectory
     }
 
@@ -74,29 +74,10 @@ package enum CandidateVerifier {
     /// each must also be root's and writable by nobody else unless sticky (the reading user's own would serve
     /// only that user).
     static func installedPathProblem(_ path: String, rootOwned: Bool) -> String? {
-        guard let target = resolved(path) else { return "its resolved path cannot be found: \(SystemError.current)" }
-        var directory = target
-        while directory != "/" {
-            directory = (directory as NSString).deletingLastPathComponent
-            var info = stat()
-            guard lstat(directory, &info) == 0 else { return "\(directory) cannot be checked: \(SystemError.current)" }
-            let what = "\(directory), a directory on the path to \(target),"
-            let mode = String(info.st_mode & 0o7777, radix: 8)
-            if info.st_mode & S_IXOTH == 0 { return "\(what) cannot be searched by users other than its owner and group (mode \(mode)): their programs cannot read the file" }
-            guard rootOwned else { continue }
-            if info.st_uid != 0 { return "\(what) belongs to user \(info.st_uid), not root" }
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
-                return "\(what) is writable by its group or by others without the sticky bit (mode \(mode))"
-            }
+        guard let target = resolvedPath(path) else { return "its resolved path cannot be found: \(SystemError.current)" }
+        return ancestorProblem(from: (target as NSString).deletingLastPathComponent, searchable: true, rootOwned: rootOwned) {
+            "\($0), a directory on the path to \(target),"
         }
-        return nil
-    }
-
-    /// `path` with every symbolic link followed, or `nil` when it cannot be resolved.
-    private static func resolved(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Why the library would ignore a managed file in `directory`: as it judges an installed file, every
@@ -108,16 +89,29 @@ package enum CandidateVerifier {
         while !FileManager.default.fileExists(atPath: existing) && existing != "/" {
             existing = (existing as NSString).deletingLastPathComponent
         }
-        guard let resolved = realpath(existing, nil) else { return "\(existing) cannot be resolved: \(SystemError.current)" }
-        var path = String(cString: resolved)
-        free(resolved)
+        guard let resolved = resolvedPath(existing) else { return "\(existing) cannot be resolved: \(SystemError.current)" }
+        return ancestorProblem(from: resolved, searchable: false, rootOwned: true) {
+            "\($0), a directory on the path to the managed directory \(directory),"
+        }
+    }
+
+    /// Why the directory `first` or one above it, up to `/`, would make the library ignore a file below them: each
+    /// must be searchable by every user (when `searchable`), and root's and writable by nobody else unless sticky
+    /// (when `rootOwned`). `describe` names a directory in the reason.
+    private static func ancestorProblem(from first: String, searchable: Bool, rootOwned: Bool,
+                                        _ describe: (String) -> String) -> String? {
+        var path = first
         while true {
             var info = stat()
             guard lstat(path, &info) == 0 else { return "\(path) cannot be checked: \(SystemError.current)" }
-            let what = "\(path), a directory on the path to the managed directory \(directory),"
-            if info.st_uid != 0 { return "\(what) belongs to user \(info.st_uid), not root" }
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
-                return "\(what) is writable by its group or by others without the sticky bit (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+            let what = describe(path)
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            if searchable && info.st_mode & S_IXOTH == 0 {
+                return "\(what) cannot be searched by users other than its owner and group (mode \(mode)): their programs cannot read the file"
+            }
+            if rootOwned && info.st_uid != 0 { return "\(what) belongs to user \(info.st_uid), not root" }
+            if rootOwned && info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
+                return "\(what) is writable by its group or by others without the sticky bit (mode \(mode))"
             }
             if path == "/" { return nil }
             path = (path as NSString).deletingLastPathComponent

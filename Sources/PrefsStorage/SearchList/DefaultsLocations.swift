@@ -169,7 +169,7 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     private static func preferencesDirectory(_ environment: Environment, userDatabaseHome: () -> String?) -> String? {
-        if let directory = environment[directoryVariable] { return PathBytes.trimmed(absolute(directory)) }
+        if let directory = environment[directoryVariable] { return absolute(directory) }
         if let config = environment["XDG_CONFIG_HOME"], PathBytes.isAbsolute(config) {
             return PathBytes.joined(config, folderName)
         }
