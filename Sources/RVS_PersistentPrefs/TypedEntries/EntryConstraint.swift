@@ -146,7 +146,7 @@ extension RVS_PersistentPrefs.Entry {
     ) -> EntryConstraint {
         func stored(_ value: Value) -> PropertyListValue {
             guard let form = try? coding.encode(value) else {
-                preconditionFailure("RVS_PersistentPrefs: a value in the constraint of the entry \"\(name)\" cannot be stored")
+                fatalError("RVS_PersistentPrefs: a value in the constraint of the entry \"\(name)\" cannot be stored")
             }
             return form
         }
@@ -156,7 +156,7 @@ extension RVS_PersistentPrefs.Entry {
             description: description
         )
         if let encoded = try? coding.encode(defaultValue), let reason = constraint.violation(by: encoded) {
-            preconditionFailure("RVS_PersistentPrefs: the default of the entry \"\(name)\" breaks its own constraint: \(reason)")
+            fatalError("RVS_PersistentPrefs: the default of the entry \"\(name)\" breaks its own constraint: \(reason)")
         }
         return constraint
     }

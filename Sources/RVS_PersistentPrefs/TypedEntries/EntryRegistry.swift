@@ -68,7 +68,7 @@ struct EntryRegistry: Sendable {
                 let property = child.label.map { $0.hasPrefix("_") ? String($0.dropFirst()) : $0 } ?? "?"
                 if let other = properties[entry.name] {
                     let (first, second) = other < property ? (other, property) : (property, other)
-                    preconditionFailure(
+                    fatalError(
                         "RVS_PersistentPrefs: \(Swift.type(of: instance)) declares the entry name \"\(entry.name)\" twice, "
                             + "with @Entry properties `\(first)` and `\(second)`; give each entry a name of its own"
                     )

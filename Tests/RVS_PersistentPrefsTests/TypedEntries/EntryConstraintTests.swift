@@ -24,6 +24,12 @@ final class ConstrainedSettings: RVS_PersistentPrefs {
     override var userDefaults: DefaultsSuite? { suite }
 }
 
+/// A default its own constraint refuses: a programming error.
+final class SelfRefusingSettings: RVS_PersistentPrefs {
+    @Entry("retries", range: 1...10) var retries = 50
+    override var userDefaults: DefaultsSuite? { DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: []) }
+}
+
 @Suite("Entries with constraints, and the schema tools read (SPEC §14)")
 struct EntryConstraintTests {
     let fixture: TypedFixture
@@ -130,5 +136,15 @@ struct EntryConstraintTests {
             [] Shown in the title bar
 
             """)
+    }
+
+    @Test("A default its own constraint refuses stops the program with a message naming the entry, in optimized builds too")
+    func defaultBreakingItsConstraintIsAProgrammingError() async {
+        // `preconditionFailure` prints its message in unoptimized builds only; a user's release build must say it too.
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = SelfRefusingSettings(key: "refusing").retries
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("the default of the entry \"retries\" breaks its own constraint"), "message: \(message)")
     }
 }
