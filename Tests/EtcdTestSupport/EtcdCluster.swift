@@ -213,6 +213,9 @@ package final class EtcdCluster: Sendable {
             "--initial-cluster-state", "new",
             // Quick elections, so that a killed leader is replaced within a test's timeout.
             "--heartbeat-interval", "50", "--election-timeout", "500",
+            // The least bcrypt cost: etcd hashes the password on every authenticate call, and at the default cost
+            // a loaded machine took over 5 s for one user's setup.
+            "--bcrypt-cost", "4",
             "--logger", "zap", "--log-outputs", directory.appending(member.name + ".log"),
         ] + extraArguments
     }

@@ -63,7 +63,12 @@ struct EtcdSecurityTests {
             let admin = try EtcdClient(endpoints: [HTTPEndpoint(cluster.members[0].clientURL)!], caFile: nil,
                                        credentials: nil)
             func call(_ path: String, _ body: EtcdJSON.Object, as client: EtcdClient) throws {
-                _ = try client.call(path, body, by: .after(.seconds(5)), timeout: .seconds(5))
+                do {
+                    _ = try client.call(path, body, by: .after(.seconds(20)), timeout: .seconds(10))
+                } catch {
+                    // An attempt whose answer came too late on a loaded machine was applied: its retry found it done.
+                    guard "\(error)".contains("already exists") else { throw error }
+                }
             }
             let secret = "s3cret-\(UUID().uuidString)"
             try call("/v3/auth/user/add", ["name": "root", "password": secret], as: admin)
