@@ -100,6 +100,48 @@ struct EtcdInstanceLockTests {
         return waited
     }
 
+    @Test("With the quorum lost, a read of an instance returns within its own timeout while another thread's write is still checking before its commit: over a domain not yet written, or for a versioned class",
+          arguments: ["new domain", "versioned class"])
+    func readReturnsWhileAWritesChecksWait(case kind: String) async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster()
+            let timeout = Duration.seconds(3)
+            let domain = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: 0), name: uniqueDomainName("checks-wait"),
+                                               timeout: timeout)
+            nonisolated(unsafe) let prefs: RVS_PersistentPrefs = kind == "new domain"
+                ? EtcdTestPreferences(key: "counter", allowed: ["count", "other"], domain: domain)
+                : VersionedEtcdTestPreferences(key: "counter", domain: domain)
+            if kind != "new domain" {
+                // Written once, so that only the versioned class's reading of the schema stands before the commit.
+                prefs["other"] = 7
+                try #require(prefs.lastError == nil, "\(String(describing: prefs.lastError))")
+            }
+            // Two of three members stopped: every request through the third waits its whole timeout.
+            cluster.pause(1)
+            cluster.pause(2)
+            defer {
+                cluster.pause(1, false)
+                cluster.pause(2, false)
+            }
+            let written = WaitableValue<Bool>(false)
+            Thread.detachNewThread {
+                prefs.modify("count") { value -> Any? in (value as? Int ?? 0) + 1 }
+                written.update { $0 = true }
+            }
+            // A head start, so that the write holds the instance first: without it the read may take the lock first,
+            // and the test proves nothing (it cannot fail then either). The write's checks take the whole timeout.
+            Thread.sleep(forTimeInterval: 0.5)
+            let writtenBefore = written.current
+            let started = ContinuousClock.now
+            _ = prefs["other"]
+            let took = ContinuousClock.now - started
+            #expect(!writtenBefore, "the write finished before the read started: nothing was proved")
+            // Waiting for the write's checks first, it took about twice its timeout.
+            #expect(took < timeout + .seconds(1), "the read took \(took), waiting for the write's round trips")
+            #expect(written.wait(timeout: 30) { $0 }, "the write never finished")
+        }
+    }
+
     @Test("Over etcd, where a modify runs without the instance's operation lock, a transform that reads, writes, modifies or watches its own instance still fails at once and writes nothing",
           arguments: ["read", "write", "modify", "watch"])
     func misuseFailsWithoutTheLock(misuse: String) throws {
@@ -143,4 +185,20 @@ extension EtcdCluster {
         }
         return nil
     }
+}
+
+/// A versioned class over an etcd domain: its writes read the stored schema version before their commit.
+final class VersionedEtcdTestPreferences: RVS_PersistentPrefs {
+    let suite: DefaultsSuite
+    override class var schemaVersion: Int { 1 }
+
+    init(key: String, domain: EtcdDomainStorage) {
+        suite = DefaultsSuite(persistentDomain: domain, arguments: [])
+        super.init(key: key)
+    }
+
+    required init(key: String, values: [String: Any] = [:]) { fatalError("not used") }
+
+    override var keys: [String] { ["count", "other"] }
+    override var userDefaults: DefaultsSuite? { suite }
 }

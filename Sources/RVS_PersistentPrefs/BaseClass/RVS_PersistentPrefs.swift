@@ -611,8 +611,9 @@ open class RVS_PersistentPrefs {
     /// domain make it under its lock, and tells the result to observers.
     ///
     /// Over an ``OptimisticDomainStorage`` (etcd), the operation lock is released while the domain's `modify`
-    /// runs (its round trips, its retries and the transform), so that the instance's reads on other threads do
-    /// not wait for them (SPEC §10); the write lock, held throughout, keeps the instance's writes and
+    /// runs (its round trips, its retries and the transform), and while the checks before it read the domain (a
+    /// domain not known to exist yet, a `.prior` notification, a versioned class's schema), so that the
+    /// instance's reads on other threads do not wait for them (SPEC §10); the write lock, held throughout, keeps the instance's writes and
     /// deliveries in order, each told before the next starts. Not when this thread held the operation lock
     /// before (a write from a handler, inside ``withoutNotifying(_:)``, or through the `values` accessor's
     /// read-modify-write): the enclosing operation promised to be one. A domain that locks for its transform
@@ -647,6 +648,9 @@ open class RVS_PersistentPrefs {
                 // handler, which may take any time, and no schema migration. Either way they are found before the lock.
                 let schemaVersion = type(of: self).schemaVersion
                 let reusable = !notification.sendsPriors && schemaVersion == 0
+                // Over an optimistic domain (etcd) the checks' reads are round trips too: made with the operation
+                // lock released, as the commit is, so that the instance's reads on other threads never wait for them.
+                let releasesForRoundTrips = outermost && collection.suite.persistentDomain is any OptimisticDomainStorage
                 // The checks before the lock read the suite as one moment: the watch engine's pending events are
                 // taken once for all of them, not once by each.
                 let (forced, supplied, administrators) = try collection.suite.readingAsOne { () throws(PrefsError)
@@ -663,7 +667,11 @@ open class RVS_PersistentPrefs {
                     // values, a `.prior` notification about to be sent, or a domain file that may not exist yet
                     // (the lock would create its directory and lock file).
                     if !write.incompatible.isEmpty || notification.sendsPriors || !collection.suite.persistentDomain.isKnownToExist {
-                        try collection.check(write, allowed: allowed)
+                        if releasesForRoundTrips {
+                            try operationLock.whileReleased { () throws(PrefsError) in try collection.check(write, allowed: allowed) }
+                        } else {
+                            try collection.check(write, allowed: allowed)
+                        }
                     }
                     guard reusable else { return (forced, nil, nil) }
                     // What the administrators supply, which a whole replacement does not copy: looked for here, with
@@ -677,7 +685,7 @@ open class RVS_PersistentPrefs {
                 // another machine): the commit refuses a collection from a newer version under the lock. Only a
                 // `.prior` notification, which must not announce a write that will be refused, needs it before.
                 if schemaVersion > 0 || notification.sendsPriors {
-                    try prepareSchema(of: collection, writing: true, repair: write.repair)
+                    try prepareSchema(of: collection, writing: true, repair: write.repair, releasingLock: releasesForRoundTrips)
                 }
                 announced = announce(write, notification)
                 // Reused only if no administrator's domain changed since (another process may have changed one: their
@@ -688,7 +696,7 @@ open class RVS_PersistentPrefs {
                 }
                 let forcedNow = checkedJustNow ? forced : nil
                 let suppliedNow = checkedJustNow ? supplied : nil
-                if outermost, collection.suite.persistentDomain is any OptimisticDomainStorage {
+                if releasesForRoundTrips {
                     // Nothing the operation lock guards is touched until it is taken again: the commit uses the
                     // collection, the write and their checks, all this call's own.
                     try operationLock.whileReleased { () throws(PrefsError) in

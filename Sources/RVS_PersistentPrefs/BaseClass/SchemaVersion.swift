@@ -35,8 +35,14 @@ extension RVS_PersistentPrefs {
     ///   writes is known to be current; any other write over an unreadable file fails as the write would.
     /// - Throws: The domain's read and write errors; ``PrefsError/invalidStoredValue(key:)`` for a collection
     ///   that is not a dictionary; what converting the migrated values throws.
-    func prepareSchema(of collection: StoredCollection, writing: Bool, repair: RepairPolicy = .failIfUnreadable) throws(PrefsError) {
+    func prepareSchema(of collection: StoredCollection, writing: Bool, repair: RepairPolicy = .failIfUnreadable,
+                       releasingLock: Bool = false) throws(PrefsError) {
         let supported = type(of: self).schemaVersion
+        // The domain's reads and updates, with the operation lock released when `releasingLock` (a write's over an
+        // optimistic domain, whose round trips no read of the instance may wait for); `schemaState` is set with it held.
+        func roundTrip<Result>(_ body: () throws(PrefsError) -> Result) throws(PrefsError) -> Result {
+            releasingLock ? try operationLock.whileReleased(body) : try body()
+        }
         let suite = ObjectIdentifier(collection.suite)
         if !writing {
             // Versioned collections only: an unversioned class reads whatever version is stored.
@@ -48,20 +54,24 @@ extension RVS_PersistentPrefs {
         let domain = collection.suite.persistentDomain
         let contents: [String: PropertyListValue]
         do throws(PrefsError) {
-            contents = try domain.snapshot().contents
+            contents = try roundTrip { () throws(PrefsError) in try domain.snapshot().contents }
         } catch {
             // A read reports the error itself, when it reads; so does a write that does not repair.
             guard writing else { return }
             guard repair == .moveUnreadableAside, case .domainUnreadable = error else { throw error }
             if supported > 0 {
-                try domain.modify(repairing: .moveUnreadableAside) { $0[versionKey] = .integer(supported) }
+                _ = try roundTrip { () throws(PrefsError) in
+                    try domain.modify(repairing: .moveUnreadableAside) { $0[versionKey] = .integer(supported) }
+                }
                 schemaState.verified = (suite, storageKey)
             }
             return
         }
         var stored = try Self.schemaVersion(contents[versionKey], key: versionKey)
         if stored < supported, writing || contents[storageKey] != nil {
-            stored = try migrate(domain, storageKey: storageKey, versionKey: versionKey, to: supported)
+            stored = try roundTrip { () throws(PrefsError) in
+                try migrate(domain, storageKey: storageKey, versionKey: versionKey, to: supported)
+            }
             collection.suite.postDidChange()
         }
         if stored > supported {
