@@ -419,6 +419,9 @@ extension DefaultsSuite {
                     // As every other write: one that sets or removes a forced entry is refused whole, under the lock.
                     try forcedRules.refuseForcedChanges(from: stored, to: contents)
                     for (key, keyRules) in rules.sorted(by: { $0.key < $1.key }) {
+                        for rule in keyRules where stored[key] != contents[key] || stored[rule.schema.versionKey] != contents[rule.schema.versionKey] {
+                            try rule.refuseNewerCollection(in: stored)
+                        }
                         try Self.refuseBrokenRules(keyRules, from: stored[key], to: contents[key])
                     }
                     stored = contents
@@ -451,8 +454,13 @@ extension DefaultsSuite {
     public func removePersistentDomain(forName domainName: String) {
         call(failure: ()) { () throws(PrefsError) in
             let storage = try writableDomain(domainName)
+            // A collection stored by a newer version of a class using this suite is not this app's to remove (SPEC §9).
+            let rules = storage === persistentDomain ? allCollectionRules().values.flatMap { $0 } : []
             if !Self.isKnownToBeMissing(storage) {
-                try storage.modify(repairing: .moveUnreadableAside) { $0 = [:] }
+                try storage.modify(repairing: .moveUnreadableAside) { (stored: inout [String: PropertyListValue]) throws(PrefsError) in
+                    for rule in rules { try rule.refuseNewerCollection(in: stored) }
+                    stored = [:]
+                }
             }
             postDidChange()
         }

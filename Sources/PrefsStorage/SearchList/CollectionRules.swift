@@ -10,10 +10,24 @@ package struct CollectionRule: Sendable {
     /// Throws (``PrefsError/valueNotAllowed(entry:reason:)``) when one of `changed`, an entry of `entries` (the
     /// collection as the write leaves it), holds a value the rule refuses.
     package let check: @Sendable (_ entries: [String: PropertyListValue], _ changed: [String]) throws(PrefsError) -> Void
+    /// The key of the domain that holds the collection's schema version, and the newest version the class
+    /// understands: a write through the suite to a collection stamped newer is refused
+    /// (``PrefsError/collectionFromNewerVersion(stored:supported:)``), as the instance's own writes are (SPEC §9:
+    /// an older app never overwrites what it does not understand).
+    package let schema: (versionKey: String, supported: Int)
 
-    /// A rule that runs `check`.
-    package init(_ check: @escaping @Sendable (_ entries: [String: PropertyListValue], _ changed: [String]) throws(PrefsError) -> Void) {
+    /// A rule that runs `check` and refuses a collection newer than `schema.supported`.
+    package init(schema: (versionKey: String, supported: Int),
+                 _ check: @escaping @Sendable (_ entries: [String: PropertyListValue], _ changed: [String]) throws(PrefsError) -> Void) {
+        self.schema = schema
         self.check = check
+    }
+
+    /// Throws when `contents`, a domain's, stamps the collection with a version newer than the rule's class understands.
+    func refuseNewerCollection(in contents: [String: PropertyListValue]) throws(PrefsError) {
+        if case .integer(let stored)? = contents[schema.versionKey], stored > schema.supported {
+            throw .collectionFromNewerVersion(stored: stored, supported: schema.supported)
+        }
     }
 }
 

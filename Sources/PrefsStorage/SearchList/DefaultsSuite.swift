@@ -862,7 +862,9 @@ public final class DefaultsSuite: Sendable {
         // The rules of the class whose collection this is (SPEC §14): this public path is the `UserDefaults`
         // face's, and is refused as the instance's own writes are (which check them themselves).
         let rules = collectionRules(forKey: key)
-        try modifyValue(forKey: key, repairing: policy, checkingDomain: { _ throws(PrefsError) in }) { (value: inout PropertyListValue?) throws(PrefsError) in
+        try modifyValue(forKey: key, repairing: policy, checkingDomain: { contents throws(PrefsError) in
+            for rule in rules { try rule.refuseNewerCollection(in: contents) }
+        }) { (value: inout PropertyListValue?) throws(PrefsError) in
             let before = value
             try transform(&value)
             try Self.refuseBrokenRules(rules, from: before, to: value)

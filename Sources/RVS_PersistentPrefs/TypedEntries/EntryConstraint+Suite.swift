@@ -6,13 +6,15 @@ import PrefsStorage
 // `setPersistentDomain`) is refused as the instance's writes are (SPEC §14: "through every path").
 
 extension RVS_PersistentPrefs {
-    /// Makes `suite` refuse a write of the collection under `storageKey` that breaks one of `constraints`.
+    /// Makes `suite` refuse a write of the collection under `storageKey` that breaks one of `constraints`, or
+    /// that would change a collection stored by a newer ``schemaVersion`` than this class's (SPEC §9).
     /// Called at the instance's load and at each of its writes (with the suite the write uses, which an
     /// override of ``userDefaults`` may change): the suite keeps one rule per class and collection, so the calls
     /// after the first cost a look-up.
     func enforceConstraints(_ constraints: [String: EntryConstraint], in suite: DefaultsSuite, storageKey: String) {
-        guard !constraints.isEmpty else { return }
-        suite.enforce(CollectionRule { entries, changed throws(PrefsError) in
+        let schema = (versionKey: Self.schemaVersionKey(for: storageKey), supported: type(of: self).schemaVersion)
+        suite.enforce(CollectionRule(schema: schema) { entries, changed throws(PrefsError) in
+            guard !constraints.isEmpty else { return }
             try CollectionWrite.refuseDisallowed(entries, setting: changed, constraints: constraints)
         }, forCollection: storageKey, of: ObjectIdentifier(type(of: self)))
     }

@@ -83,6 +83,39 @@ struct VersionedCollectionTests {
         #expect(later["migrations"] == nil)
     }
 
+    @Test("An older app's writes through its instance's UserDefaults face to a collection stored by a newer version are refused, changing nothing: set, removeObject, setPersistentDomain, removePersistentDomain")
+    func newerCollectionIsNeverWrittenOverThroughTheFace() throws {
+        VersionTwoSettings.migrationsRun = []
+        try domain().modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["vol": .integer(40)]) }
+        _ = VersionTwoSettings(key: "settings", suite: try suite())
+        let before = fileBytes(try domain().path)
+        for (version, old) in [(1, VersionOneSettings(key: "settings", suite: try suite()) as RVS_PersistentPrefs),
+                               (0, VersionZeroSettings(key: "settings", suite: try suite()))] {
+            let face = try #require(old.userDefaults)
+            let writes: [(String, () -> Void)] = [
+                ("set(_:forKey:)", { face.set(["theme": "light"], forKey: old.key) }),
+                ("set(nil, forKey:)", { face.set(nil, forKey: old.key) }),
+                ("removeObject(forKey:)", { face.removeObject(forKey: old.key) }),
+                ("setPersistentDomain", { face.setPersistentDomain(["settings": ["theme": "light"]], forName: "app") }),
+                ("removePersistentDomain", { face.removePersistentDomain(forName: "app") }),
+            ]
+            for (name, write) in writes {
+                write()
+                guard case .collectionFromNewerVersion(let stored, let supported)? = face.lastError else {
+                    Issue.record("version \(version), \(name): expected collectionFromNewerVersion, got \(String(describing: face.lastError))")
+                    continue
+                }
+                #expect((stored, supported) == (2, version), "\(name)")
+                #expect(fileBytes(try domain().path) == before, "version \(version), \(name) changed the file")
+            }
+        }
+        // Another collection of the same domain is still the older app's to write.
+        let face = try #require(VersionZeroSettings(key: "settings", suite: try suite()).userDefaults)
+        face.set(3, forKey: "unrelated")
+        #expect(face.lastError == nil)
+        #expect(try storedDomain()["settings"] == .dictionary(["volume": .real(0.4), "migrations": .integer(1)]))
+    }
+
     @Test("A collection stored by a newer version is read as it is and every write to it is refused, changing nothing")
     func newerCollectionIsNeverWrittenOver() throws {
         VersionTwoSettings.migrationsRun = []
