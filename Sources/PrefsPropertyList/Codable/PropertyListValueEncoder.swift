@@ -33,6 +33,8 @@ final class EncodingNode {
 
     private var content = Content.empty
     let isRoot: Bool
+    /// Whether the array this node holds is a set's elements, stored in one canonical order.
+    private var isUnordered = false
 
     init(isRoot: Bool = false) { self.isRoot = isRoot }
 
@@ -53,6 +55,7 @@ final class EncodingNode {
             content = .value(native)
         } else {
             try value.encode(to: PropertyListValueEncoding(node: self, codingPath: codingPath))
+            isUnordered = value is any UnorderedCollection
         }
     }
 
@@ -160,6 +163,12 @@ final class EncodingNode {
             for child in children {
                 guard let value = try child.resolved() else { continue }
                 values.append(value)
+            }
+            if isUnordered {
+                // A set encodes its elements in hash order, which differs between runs and between equal sets: in
+                // the order of their encodings (a dictionary's keys sorted), equal sets store equal bytes, and a
+                // write of an equal set changes nothing.
+                values = values.map { (BinaryPropertyList.encode($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
             }
             return .array(values)
         }
@@ -329,3 +338,7 @@ struct SingleValueEncodingNode: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt64) throws { try node.store(value, codingPath: codingPath) }
     mutating func encode<T: Encodable>(_ value: T) throws { try node.store(value, codingPath: codingPath) }
 }
+
+/// A collection whose order means nothing (a `Set`): encoded, its elements are sorted (see `EncodingNode.resolved()`).
+protocol UnorderedCollection {}
+extension Set: UnorderedCollection {}

@@ -5,6 +5,21 @@ import Testing
 @testable import RVS_PersistentPrefs
 import TestSupport
 
+/// Sets, alone and inside a `Codable` value.
+final class SetSettings: RVS_PersistentPrefs {
+    struct Group: Codable, Equatable { var members: Set<String> = [] }
+    @Entry("tags") var tags: Set<String> = []
+    @Entry("group") var group = Group()
+    let suite: DefaultsSuite
+
+    init(suite: DefaultsSuite) {
+        self.suite = suite
+        super.init(key: "sets")
+    }
+
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
 @Suite("Typed entries are stored as readable property lists")
 struct EntryStorageShapeTests {
     @Test("Property-list types are stored as themselves")
@@ -165,5 +180,28 @@ struct EntryStorageShapeTests {
         let settings = fixture.settings()
         settings.appearance = .light
         #expect(try fixture.stored() == ["name": .string("seeded"), "launchCount": .integer(2), "appearance": .string("light")])
+    }
+
+    @Test("A Codable set is stored in one order: an equal set built otherwise changes no byte of the file and tells no observer")
+    func equalSetsStoreEqualBytes() throws {
+        let fixture = try TypedFixture()
+        let settings = SetSettings(suite: fixture.suite)
+        let words = (0..<64).map { "tag\($0)" }
+        settings.tags = Set(words)
+        settings.group = .init(members: Set(words))
+        #expect(settings.lastError == nil)
+        let bytes = fileBytes(fixture.domain.path)
+        let told = ObservationLog<String>()
+        let tokens = [settings.observe(\.tags) { _, _ in told.append("tags") }, settings.observe(\.group) { _, _ in told.append("group") }]
+        // The same elements, inserted in another order into a table of another size: they iterate in another order.
+        var other = Set<String>(minimumCapacity: 4096)
+        for word in words.reversed() { other.insert(word) }
+        settings.tags = other
+        settings.group = .init(members: other)
+        #expect(settings.lastError == nil)
+        #expect(told.events.isEmpty, "told: \(told.events)")
+        #expect(fileBytes(fixture.domain.path) == bytes)
+        #expect(settings.tags == Set(words) && settings.group.members == Set(words))
+        withExtendedLifetime(tokens) {}
     }
 }
