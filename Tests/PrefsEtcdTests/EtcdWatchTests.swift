@@ -40,6 +40,34 @@ struct EtcdWatchTests {
         }
     }
 
+    @Test("A watch whose member is stopped (SIGSTOP) moves on to another member while that one stays stopped, missing no change")
+    func watchMovesOnFromAStoppedMember() async throws {
+        try await onOwnThread {
+            let cluster = try EtcdCluster()
+            // A follower: the others keep their leader and go on writing without it.
+            let stopped = try #require(cluster.follower(), "no member reported a leader")
+            let name = uniqueDomainName("stopped-watch")
+            let watched = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: stopped), name: name, timeout: .seconds(2))
+            let writer = try EtcdDomainStorage(endpoints: cluster.endpoints(attachedTo: (stopped + 1) % cluster.members.count), name: name)
+            let counter = ChangeCounter()
+            _ = try watched.snapshot()
+            let watch = try #require(watched.watchChanges(counter.handler))
+            try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(1) }
+            #expect(counter.waitForCall())
+            // Its kernel keeps the watch's connection open: the stream is silent, not broken.
+            cluster.pause(stopped)
+            defer { cluster.pause(stopped, false) }
+            for value in 2...4 { try writer.modify(repairing: .failIfUnreadable) { $0["v"] = .integer(value) } }
+            while try watched.cachedValue() != .integer(4) {
+                guard counter.waitForCall() else {
+                    Issue.record("the watch heard nothing in 20 s while its member stayed stopped")
+                    break
+                }
+            }
+            watch.cancel()
+        }
+    }
+
     @Test("A watch that must start from a compacted revision re-reads the domain and tells of the change")
     func watchFromACompactedRevisionRereads() throws {
         let cluster = try EtcdCluster()

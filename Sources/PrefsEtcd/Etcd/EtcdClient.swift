@@ -144,6 +144,19 @@ final class EtcdClient: Sendable {
     }
 
     /// A new connection for a long stream (a watch), with the current token.
+    /// Whether `endpoint` answers anything by `deadline` (its `/version`, which needs no quorum and no credentials):
+    /// a member stopped with SIGSTOP answers nothing, though its kernel keeps its connections open.
+    func answers(at endpoint: HTTPEndpoint, by deadline: Deadline) -> Bool {
+        do throws(HTTPError) {
+            let connection = try HTTPConnection(to: endpoint, tls: tls, by: deadline)
+            defer { connection.close() }
+            _ = try connection.start(HTTPRequest(method: "GET", path: "/version"), by: deadline)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     func streamConnection(to endpoint: HTTPEndpoint, by deadline: Deadline) throws(EtcdAttempt) -> (HTTPConnection, String?) {
         let token = try credentials.map { (credentials) throws(EtcdAttempt) -> String? in
             try currentToken(credentials, at: endpoint, by: deadline)

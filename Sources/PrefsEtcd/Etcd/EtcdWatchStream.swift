@@ -120,8 +120,24 @@ final class EtcdWatchStream: Sendable {
                 return false
             }
             var pending: [UInt8] = []
-            // Messages are JSON objects, one a line; a chunk may hold part of one, or several.
-            while let chunk = try? connection.nextChunk(by: .after(.seconds(365 * 86400)), wake: wake) {
+            // Messages are JSON objects, one a line; a chunk may hold part of one, or several. A watch may be silent
+            // for ever; after `timeout` of silence the member is asked whether it still answers anything: one
+            // stopped with SIGSTOP keeps the stream open and silent while the others go on without it, and the watch
+            // then moves on to the next member, from the revision after the last one seen, missing no change.
+            let attempt = EtcdClient.attemptLimit(of: timeout)
+            while true {
+                let chunk: [UInt8]
+                do throws(HTTPError) {
+                    guard try connection.awaitBytes(by: .after(timeout), wake: wake) else {
+                        if !isCancelled, client.answers(at: endpoint, by: .after(attempt)) { continue }
+                        break
+                    }
+                    // Once a chunk has begun, the rest of it comes at once from a member that is there.
+                    guard let next = try connection.nextChunk(by: .after(attempt), wake: wake) else { break }
+                    chunk = next
+                } catch {
+                    break
+                }
                 pending += chunk
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = Array(pending[..<newline])

@@ -67,6 +67,14 @@ final class HTTPConnection: Sendable {
             try wire.nextChunk(by: deadline, wake: wake)
         }
     }
+
+    /// Whether bytes of the response are here or arrive by `deadline`; `false` when none came, the connection as
+    /// it was (nothing of a chunk consumed), so that ``nextChunk(by:wake:)`` can be asked next.
+    func awaitBytes(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> Bool {
+        try state.withLock { (wire: inout HTTPWire) throws(HTTPError) -> Bool in
+            try wire.awaitBytes(by: deadline, wake: wake)
+        }
+    }
 }
 
 /// The state of an ``HTTPConnection``: the stream and what was received but not yet consumed.
@@ -156,6 +164,17 @@ struct HTTPWire {
         try take(size, appendingTo: &data, by: deadline, wake: wake)
         try endChunk(by: deadline, wake: wake)
         return data
+    }
+
+    /// See ``HTTPConnection/awaitBytes(by:wake:)``: a receive that times out appends nothing.
+    mutating func awaitBytes(by deadline: Deadline, wake: Int32?) throws(HTTPError) -> Bool {
+        if position < buffer.count { return true }
+        do throws(HTTPError) {
+            try fill(by: deadline, wake: wake)
+        } catch .timedOut {
+            return false
+        }
+        return true
     }
 
     /// Reads a chunk's size line: the size of the data that follows (at most the body cap); `nil` for the
