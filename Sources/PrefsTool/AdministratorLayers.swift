@@ -12,7 +12,7 @@ package struct AdministratorLayers {
 
     /// The layers of this process's environment ($CONFIGURATION_DIRECTORY, $XDG_CONFIG_DIRS,
     /// $RVS_PREFS_MANAGED_DIRECTORY), over the user's domains in `preferencesDirectory`.
-    package init(preferencesDirectory: String) {
+    package init(preferencesDirectory: String?) {
         var locations = DefaultsLocations.current(applicationDomainName: "harness")
         locations.preferencesDirectory = preferencesDirectory
         self.locations = locations

@@ -44,7 +44,8 @@ package enum DefaultsInspector {
         if let etcd { return try EtcdCatalog(endpoints: etcd) }
         if let layer = layers.first { return DomainDirectory(path: layer.directory(), layer: layer) }
         guard let directory = directory ?? DefaultsLocations.preferencesDirectory() else {
-            throw .failure(DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
+            // As a service with no home reads: the administrators' layers, and writes refused (SPEC §12, §13).
+            return DomainDirectory(withoutDirectory: DefaultsLocations.noDirectoryReason + "; or pass --directory PATH")
         }
         return DomainDirectory(path: directory, groupContainer: DomainDirectory.groupContainer())
     }

@@ -91,6 +91,8 @@ extension DomainCatalog {
     /// does not exist is an error, as in `defaults`, and must not create anything.
     package func existingStorage(_ word: String) throws(HarnessError) -> any DomainStorage {
         let storage = try storage(word)
+        // With no user directory the domain has no file of the user's to change: say why, not that it is missing.
+        if let unavailable = storage as? NoDirectoryDomainStorage { throw .failure(unavailable.reason) }
         guard try snapshot(of: storage).exists else { throw doesNotExist(word) }
         return storage
     }

@@ -21,6 +21,9 @@ package struct DomainDirectory: DomainCatalog {
     /// The group container ($RVS_PREFS_GROUP_CONTAINER) when it is another directory than `path`: its group
     /// suites are domains too, found there when `path` has no file of that name (see GroupSuites.swift).
     package let groupContainer: String?
+    /// Why there is no user directory (a service with no usable home, SPEC §12), when there is none: the domains
+    /// are then the administrators' layers, read as a program reads them, and every write is refused with this.
+    package let unavailable: String?
 
     /// The domains in `path`: a user's, or those of an administrator's `layer`; with `groupContainer`, the
     /// group suites there as well.
@@ -29,13 +32,40 @@ package struct DomainDirectory: DomainCatalog {
         self.layer = layer
         self.layers = AdministratorLayers(preferencesDirectory: path)
         self.groupContainer = layer == nil ? groupContainer.flatMap { $0 == path ? nil : $0 } : nil
+        unavailable = nil
     }
 
-    package var place: String { layer.map { "in \(path) (the \($0.rawValue) layer)" } ?? "in \(path)" }
+    /// The domains of a user with no preferences directory, `reason` saying why: the administrators' layers,
+    /// as the library serves them to such a program (SPEC §12), and no file of the user's own.
+    package init(withoutDirectory reason: String) {
+        (path, layer, groupContainer, unavailable) = ("", nil, nil, reason)
+        layers = AdministratorLayers(preferencesDirectory: nil)
+    }
+
+    package var place: String {
+        if unavailable != nil { return "with no preferences directory" }
+        return layer.map { "in \(path) (the \($0.rawValue) layer)" } ?? "in \(path)"
+    }
+
+    /// The user's domain `name` as a program's suite holds it: its file, or with no user directory the library's
+    /// domain that holds nothing and refuses every write with the reason.
+    package func userDomain(named name: String) throws(HarnessError) -> any DomainStorage {
+        if let unavailable {
+            if let problem = DomainName.problem(with: name) { throw .failure("cannot use the domain: \(problem)") }
+            return NoDirectoryDomainStorage.shared(reason: unavailable)
+        }
+        return try fileStorage(.named(name))
+    }
+
+    /// The user's global domain file; `nil` with no user directory.
+    package func globalDomain() throws(HarnessError) -> (any DomainStorage)? {
+        unavailable == nil ? try fileStorage(.global) : nil
+    }
 
     /// A named domain is written as the library writes it: an entry the administrator forces is not changed.
     /// An administrator's file is written as the administrator's layer needs it (see AdministratorFile).
     package func storage(_ domain: DomainReference) throws(HarnessError) -> any DomainStorage {
+        if unavailable != nil, case .named(let name) = domain { return try userDomain(named: name) }
         let (directory, name) = try fileLocation(domain)
         // A file of an administrator's layer is written as that layer's files are, however it was named (--system,
         // or --directory or an absolute path that lead to the layer's directory): under the same lock, so that
@@ -74,6 +104,8 @@ package struct DomainDirectory: DomainCatalog {
     /// - Throws: When the name cannot be one file name (the library's own rule).
     package func fileLocation(_ domain: DomainReference) throws(HarnessError) -> (directory: String, name: String) {
         let (directory, name): (String, String)
+        // With no user directory, only a file given by its path has a place.
+        if let unavailable { if case .file = domain {} else { throw .failure(unavailable) } }
         switch domain {
         case .global: (directory, name) = (path, DefaultsLocations.globalDomainName)
         case .named(let named): (directory, name) = (self.directory(ofNamed: named), named)
@@ -87,7 +119,7 @@ package struct DomainDirectory: DomainCatalog {
     /// leaves it out. A domain whose name starts with a dot is one like any other (the library's temporary and
     /// lock files do not end in `.plist`).
     package func domainNames() throws(HarnessError) -> [String] {
-        Self.domainFiles(in: path)
+        unavailable == nil ? Self.domainFiles(in: path) : []
     }
 
     /// The names of the domain files (regular files, the global domain's left out) in `path`, sorted.
@@ -102,7 +134,7 @@ package struct DomainDirectory: DomainCatalog {
     }
 
     package var hasGlobalDomain: Bool {
-        FileManager.default.fileExists(atPath: path + "/" + DefaultsLocations.globalDomainName + DomainName.fileExtension)
+        unavailable == nil && FileManager.default.fileExists(atPath: path + "/" + DefaultsLocations.globalDomainName + DomainName.fileExtension)
     }
 
     /// Removes the file of `domain`, which must exist, readable or not, under the domain's lock, so

@@ -17,9 +17,8 @@ extension DomainInspector {
     func layeredSuite(_ directory: DomainDirectory, named name: String, reporting: Bool = true,
                       keepingIgnored: Bool = false) throws(HarnessError) -> DefaultsSuite {
         let locations = directory.layers.locations
-        let reference = DomainReference.named(name)
         let (system, managed) = (locations.systemDomains(named: name), locations.managedDomains(named: name))
-        return DefaultsSuite(persistentDomain: try directory.fileStorage(reference), globalDomain: try directory.fileStorage(.global),
+        return DefaultsSuite(persistentDomain: try directory.userDomain(named: name), globalDomain: try directory.globalDomain(),
                              systemDomains: keepingIgnored ? system : Self.usable(system, reporting: reporting),
                              managedDomains: keepingIgnored ? managed : Self.usable(managed, reporting: reporting), argumentDomain: [:])
     }

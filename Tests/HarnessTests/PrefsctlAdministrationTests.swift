@@ -263,6 +263,53 @@ struct PrefsctlAdministrationTests {
     }
 
 
+    @Test("A user with no preferences directory (a service with no home) sees the administrators' layers in read, read --sources and domains, as the library serves them, and its writes are refused with the reason",
+          .enabled(if: geteuid() == 0, "needs root, to run prefsctl as nobody"))
+    func noUserDirectoryShowsTheLayers() throws {
+        // Under /tmp, open to nobody (whose home, /nonexistent, is no usable one), with a copy of the static prefsctl.
+        let place = TemporaryDirectory(under: "/tmp")
+        let system = place.appending("xdg") + "/RVS_PersistentPrefs", managed = place.appending("managed")
+        for directory in [place.path, place.appending("xdg"), system, managed] {
+            #expect(mkdir(directory, 0o755) == 0 || errno == EEXIST)
+            #expect(chmod(directory, 0o755) == 0)
+        }
+        func install(_ contents: [String: PropertyListValue], in directory: String) {
+            let file = directory + "/" + Self.domain + ".plist"
+            _ = FileManager.default.createFile(atPath: file, contents: Data(BinaryPropertyList.encode(.dictionary(contents))),
+                                               attributes: [.posixPermissions: 0o644])
+        }
+        install([Self.key: .dictionary(["appearance": .string("dark")]), "volume": .integer(3)], in: system)
+        install(["telemetry": .bool(false)], in: managed)
+        let program = place.appending("prefsctl")
+        try FileManager.default.copyItem(atPath: ChildProcess.buildDirectory + "/prefsctl", toPath: program)
+        func asNobody(_ arguments: String...) throws -> HarnessRun { try asNobody(arguments) }
+        func asNobody(_ arguments: [String]) throws -> HarnessRun {
+            let child = try ChildProcess("/usr/bin/env", ["-i", "XDG_CONFIG_DIRS=" + place.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY=" + managed,
+                                                          "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", program] + arguments)
+            child.closeInput()
+            let output = String(decoding: child.readAllOutputBytes(), as: UTF8.self)
+            let errors = child.readErrors()
+            return HarnessRun(status: child.wait(), output: output, errors: errors)
+        }
+        let read = try asNobody("read", Self.domain)
+        #expect(read.status == 0, "\(read.errors)")
+        #expect(read.output.contains("appearance = dark;") && read.output.contains("telemetry = 0;") && read.output.contains("volume = 3;"), "\(read.output)")
+        let sources = try asNobody("read", "--sources", Self.domain)
+        #expect(sources.status == 0, "\(sources.errors)")
+        #expect(sources.output.contains("volume = 3;  (system: \(system)/\(Self.domain).plist)"), "\(sources.output)")
+        #expect(sources.output.contains("telemetry = 0;  (managed: \(managed)/\(Self.domain).plist)"), "\(sources.output)")
+        let domains = try asNobody("domains")
+        #expect(domains.status == 0 && domains.output == "\(Self.domain) (system, managed)\n", "\(domains.output) \(domains.errors)")
+        let write = try asNobody("write", Self.domain, "volume", "-int", "4")
+        #expect(write.status == 1)
+        #expect(write.errors.contains("there is no preferences directory") && write.errors.contains("or pass --directory PATH"), "\(write.errors)")
+        for refused in [["delete", Self.domain, "volume"], ["delete", Self.domain], ["rename", Self.domain, "volume", "level"]] {
+            let run = try asNobody(refused)
+            #expect(run.status == 1 && run.errors.contains("there is no preferences directory"), "\(refused): \(run.errors)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: place.path).sorted() == ["managed", "prefsctl", "xdg"])
+    }
+
     @Test("--user NAME acts as that user: the files it makes are the user's, and the directory is under the user's home",
           .enabled(if: geteuid() == 0, "needs root, as --user does"))
     func otherUser() throws {
