@@ -262,7 +262,13 @@ final class KeyPathObserver<Object: RVS_PersistentPrefs, Value>: AnyPrefsObserve
         if let replacement = write.replacement {
             return entries.contains { !PropertyListValue.same(before[$0], replacement[$0]) }
         }
-        return !entries.isDisjoint(with: write.namedEntries)
+        // An entry whose new value the write knows before its lock (not a `modify` transform's) is announced only
+        // if that value differs: an `@Entry` observer is told only of a change (SPEC §9), its `.prior` as well.
+        return entries.intersection(write.namedEntries).contains { name in
+            if let value = write.knownValues[name] { return !PropertyListValue.same(before[name], value) }
+            if write.removing.contains(name) { return before[name] != nil }
+            return true
+        }
     }
 
     func hears(_ change: ChangeEvent, by object: RVS_PersistentPrefs) -> Bool {

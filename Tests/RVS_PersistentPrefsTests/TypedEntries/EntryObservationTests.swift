@@ -50,6 +50,30 @@ struct EntryObservationTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test("An entry's observer with .prior is told nothing, prior or after, of a write that leaves its value as it was: the same value, the same member of a struct, a subscript write of it, a removal of an entry not stored")
+    func priorObserverIsNotToldOfWritesThatChangeNothing() throws {
+        let fixture = try TypedFixture()
+        let settings = fixture.settings()
+        settings.appearance = .dark
+        settings.window.width = 5
+        let log = ObservationLog<String>()
+        let tokens = [
+            settings.observe(\.appearance, options: [.prior, .new]) { _, change in log.append("appearance \(change.isPrior ? "prior" : "after")") },
+            settings.observe(\.window, options: [.prior]) { _, change in log.append("window \(change.isPrior ? "prior" : "after")") },
+            settings.observe(\.lastOpened, options: [.prior]) { _, change in log.append("lastOpened \(change.isPrior ? "prior" : "after")") },
+        ]
+        settings.appearance = .dark
+        settings["appearance"] = "dark"
+        settings.window.width = 5
+        settings.window = settings.window
+        settings.lastOpened = nil
+        #expect(log.events.isEmpty, "\(log.events)")
+        settings.window.width = 6
+        settings.appearance = .light
+        #expect(log.events == ["window prior", "window after", "appearance prior", "appearance after"])
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test("updates(of:) yields the current value first, then each change of that entry only")
     func updatesYieldCurrentThenChanges() async throws {
         let fixture = try TypedFixture()
