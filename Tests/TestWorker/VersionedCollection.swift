@@ -13,7 +13,7 @@ final class VersionedWorkerPreferences: RVS_PersistentPrefs {
     nonisolated(unsafe) static var ranMigration = false
 
     override class var schemaVersion: Int { 2 }
-    override var keys: [String] { ["volume", "migrations", "vol"] }
+    override var keys: [String] { ["volume", "migrations", "vol", "theme"] }
     override var userDefaults: DefaultsSuite? { OpenPreferences.suite }
 
     override func migrate(_ values: inout [String: Any], from version: Int) {

@@ -40,6 +40,17 @@ final class BrokenMigrationSettings: RVS_PersistentPrefs {
     override func migrate(_ values: inout [String: Any], from version: Int) { values["theme"] = NSNull() }
 }
 
+/// A migration that forgets to remove an old name, or makes a value its entry's constraint refuses.
+final class CarelessMigrationSettings: RVS_PersistentPrefs {
+    nonisolated(unsafe) static var keepsOldName = true
+    override class var schemaVersion: Int { 1 }
+    @Entry("port", range: 1...100) var port = 80
+    override func migrate(_ values: inout [String: Any], from version: Int) {
+        values["port"] = values["oldPort"]
+        if !Self.keepsOldName { values["oldPort"] = nil }
+    }
+}
+
 @Suite("Versioned collections (SPEC §9)", .serialized)
 struct VersionedCollectionTests {
     let directory = TemporaryDirectory()
@@ -164,6 +175,27 @@ struct VersionedCollectionTests {
             Issue.record("expected valuesNotPlistCompatible, got \(String(describing: settings.lastError))")
             return
         }
+        #expect(fileBytes(try domain().path) == before)
+    }
+
+    @Test("A migration that leaves a name the class does not allow, or makes a value its entry's constraint refuses, is refused as a write is, and nothing is stored")
+    func migrationIsValidatedAsAWrite() throws {
+        try domain().modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["oldPort": .integer(5000)]) }
+        let before = fileBytes(try domain().path)
+        CarelessMigrationSettings.keepsOldName = true
+        let keeping = CarelessMigrationSettings(key: "settings", suite: try suite())
+        guard case .incorrectKeys(["oldPort"])? = keeping.lastError else {
+            Issue.record("expected incorrectKeys([oldPort]), got \(String(describing: keeping.lastError))")
+            return
+        }
+        #expect(fileBytes(try domain().path) == before)
+        CarelessMigrationSettings.keepsOldName = false
+        let refused = CarelessMigrationSettings(key: "settings", suite: try suite())
+        guard case .valueNotAllowed(let entry, _)? = refused.lastError else {
+            Issue.record("expected valueNotAllowed, got \(String(describing: refused.lastError))")
+            return
+        }
+        #expect(entry == "port")
         #expect(fileBytes(try domain().path) == before)
     }
 
