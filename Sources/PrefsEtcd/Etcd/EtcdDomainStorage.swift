@@ -101,12 +101,13 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
     }
     let state = PrefsMutex(State())
 
-    /// `url` as an error may show it: as given, but without any user and password, which are never shown.
+    /// `url` as an error may show it, quoted: as given, but without any user and password, which are never shown
+    /// (and which the text says it left out).
     static func shown(_ url: URL) -> String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "?" }
-        guard parts.user != nil || parts.password != nil else { return parts.string ?? "?" }
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "'?'" }
+        guard parts.user != nil || parts.password != nil else { return "'\(parts.string ?? "?")'" }
         (parts.user, parts.password) = (nil, nil)
-        return (parts.string ?? "?") + "', its user and password not shown,"
+        return "'\(parts.string ?? "?")' (its user and password not shown)"
     }
 
     /// A domain kept in the etcd cluster at `endpoints`. Nothing is sent until the first operation.
@@ -131,7 +132,7 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
         var parsed: [HTTPEndpoint] = []
         for url in endpoints {
             guard let endpoint = HTTPEndpoint(url) else {
-                throw .userDefaultsUnavailable(reason: "the etcd endpoint '\(Self.shown(url))' is not an http or https URL with a host and no user or password")
+                throw .userDefaultsUnavailable(reason: "the etcd endpoint \(Self.shown(url)) is not an http or https URL with a host and no user or password")
             }
             parsed.append(endpoint)
         }
