@@ -102,6 +102,12 @@ struct EtcdSecurityTests {
             } catch {
                 #expect("\(error)".contains("invalid user ID or password"), "\(error)")
                 #expect(!"\(error)".contains(secret))
+                // Said as a refusal to correct, not as a cluster out of reach.
+                if case .userDefaultsUnavailable(let reason)? = error as? PrefsError {
+                    #expect(reason.contains("etcd refused access to"), "\(reason)")
+                } else {
+                    Issue.record("a wrong password was reported as \(error)")
+                }
             }
             var dumped = ""
             dump(credentials, to: &dumped)

@@ -43,6 +43,13 @@ struct EtcdAttempt: Error, Sendable, CustomStringConvertible {
         return message.contains("invalid auth token") || message.contains("revision of auth store is old")
     }
 
+    /// Whether etcd refused the credentials or the user's rights: a setting to correct, not a member out of reach.
+    var isRefusedAccess: Bool {
+        guard case .server(_, _, let message) = failure else { return false }
+        return ["permission denied", "user name or password is invalid", "authentication failed", "user name is empty"]
+            .contains { message.contains($0) }
+    }
+
     var isTooLarge: Bool {
         guard case .server(_, _, let message) = failure else { return false }
         return message.contains("request is too large")

@@ -143,7 +143,6 @@ final class EtcdClient: Sendable {
         return token
     }
 
-    /// A new connection for a long stream (a watch), with the current token.
     /// Whether `endpoint` answers anything by `deadline` (its `/version`, which needs no quorum and no credentials):
     /// a member stopped with SIGSTOP answers nothing, though its kernel keeps its connections open.
     func answers(at endpoint: HTTPEndpoint, by deadline: Deadline) -> Bool {
@@ -157,6 +156,7 @@ final class EtcdClient: Sendable {
         }
     }
 
+    /// A new connection for a long stream (a watch), with the current token.
     func streamConnection(to endpoint: HTTPEndpoint, by deadline: Deadline) throws(EtcdAttempt) -> (HTTPConnection, String?) {
         let token = try credentials.map { (credentials) throws(EtcdAttempt) -> String? in
             try currentToken(credentials, at: endpoint, by: deadline)

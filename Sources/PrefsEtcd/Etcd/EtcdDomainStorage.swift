@@ -319,6 +319,11 @@ public final class EtcdDomainStorage: OptimisticDomainStorage {
         if failure.attempts.contains(where: \.isTooLarge) {
             return .domainTooLarge(path: location, size: requestLimit + 1, limit: requestLimit)
         }
+        // The cluster answered, and refused: the credentials or the user's rights are to be corrected, and no
+        // member was out of reach.
+        if let refusal = failure.attempts.first(where: \.isRefusedAccess) {
+            return .userDefaultsUnavailable(reason: "etcd refused access to \(location): \(refusal); nothing was changed")
+        }
         return .storageUnreachable(
             location: location,
             reason: "\(tried); nothing was changed")
