@@ -156,7 +156,7 @@ package enum DefaultsVerbs {
         DefaultsVerb(
             name: "export",
             forms: [VerbForm(synopsis: "export DOMAIN PATH|-", meaning: "writes DOMAIN as a program reads it (what read DOMAIN shows: forced entries and system defaults included, see Layers) to PATH (a new file, mode 0600, or a regular file, keeping its mode) or to standard output; to export only what the user's own file holds (a backup to import again), give the file's absolute path as DOMAIN")],
-            options: [VerbOption(name: "--format FORMAT", meaning: "xml (the default), binary (the bytes of a domain file) or json"),
+            options: [VerbOption(name: "--format FORMAT", meaning: "xml (the default; it keeps dates to the second, as every XML property list does), binary (the bytes of a domain file, exact: the backup to import again) or json"),
                       VerbOption(name: "--json", meaning: "the same as --format json")],
             examples: ["\(Tool.command) export com.example.app - --json | jq .", "\(Tool.command) export com.example.app backup.plist --format binary"],
             run: { inspector, arguments throws(HarnessError) in

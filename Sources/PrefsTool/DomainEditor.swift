@@ -49,6 +49,7 @@ package struct DomainEditor {
         let domains = inspector.domains
         var edited = try parse(saved)
         if format == .openStep { edited = Self.retyped(edited, like: original) }
+        edited = Self.keepingExactDates(edited, like: original)
         if key == nil, case .dictionary = edited {} else if key == nil {
             throw .failure("the edited domain must be a dictionary, not \(PropertyListPrinter.typeName(edited, article: true)); nothing was changed")
         }
@@ -122,6 +123,23 @@ package struct DomainEditor {
         let oldStyle = error.userInfo["kCFPropertyListOldStyleParsingError"] as? NSError
         let chosen = openStep ? (oldStyle ?? error) : error
         return chosen.userInfo[NSDebugDescriptionErrorKey] as? String
+    }
+
+    /// Both text formats write a date to the whole second (XML property lists have no fractions): a date whose
+    /// text was left as it was shown keeps the exact value it had, so that an edit of one entry does not cut
+    /// the fractions off every other date. Dictionaries are matched by key, arrays by position.
+    package static func keepingExactDates(_ value: PropertyListValue, like old: PropertyListValue?) -> PropertyListValue {
+        switch (value, old) {
+        case (.dictionary(let entries), .dictionary(let oldEntries)?):
+            return .dictionary(entries.reduce(into: [:]) { result, entry in result[entry.key] = keepingExactDates(entry.value, like: oldEntries[entry.key]) })
+        case (.array(let elements), .array(let oldElements)?):
+            return .array(elements.enumerated().map { index, element in keepingExactDates(element, like: index < oldElements.count ? oldElements[index] : nil) })
+        case (.date(let shown), .date(let exact)?):
+            let seconds = exact.timeIntervalSinceReferenceDate
+            return [seconds.rounded(.down), seconds.rounded()].contains(shown.timeIntervalSinceReferenceDate) ? .date(exact) : value
+        default:
+            return value
+        }
     }
 
     /// OpenStep text has only strings: a string whose text still reads as the type the value had before

@@ -60,6 +60,22 @@ struct HarnessDefaultsToolTests {
         #expect(!FileManager.default.fileExists(atPath: backup))
     }
 
+    @Test("edit keeps an untouched date's fraction of a second, in XML and in OpenStep text, which show dates to the second", arguments: ["xml", "openstep"])
+    func editKeepsExactDates(format: String) throws {
+        let exact = Date(timeIntervalSinceReferenceDate: 735_913_800.25)
+        try FileDomainStorage(directory: sandbox.path, name: "d").modify(repairing: .failIfUnreadable) {
+            $0 = ["c": .dictionary(["when": .date(exact), "list": .array([.date(exact)]), "name": .string("a")])]
+        }
+        let editor = sandbox.temporary.appending("editor-\(format).sh")
+        let change = format == "xml" ? "s|<string>a</string>|<string>b</string>|" : "s/name = a;/name = b;/"
+        writeFile(editor, Array("#!/bin/sh\nsed -i '\(change)' \"$1\"\n".utf8))
+        chmod(editor, 0o700)
+        let run = try sandbox.run(["defaults", "--directory", sandbox.path, "edit", "d", "--format", format],
+                                  environment: ["EDITOR": editor, "VISUAL": ""])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try sandbox.domain("d") == ["c": .dictionary(["when": .date(exact), "list": .array([.date(exact)]), "name": .string("b")])])
+    }
+
     @Test("edit --format openstep keeps an untouched unsigned integer above Int64.max as one")
     func openStepEditKeepsLargeUnsigned() throws {
         try FileDomainStorage(directory: sandbox.path, name: "o").modify(repairing: .failIfUnreadable) {
