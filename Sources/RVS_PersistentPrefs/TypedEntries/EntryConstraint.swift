@@ -31,20 +31,33 @@ package struct EntryConstraint: Sendable {
             }
             if below > 0 || above > 0 { return "it must be from \(Self.text(lower)) to \(Self.text(upper))" }
         }
-        if let allowed, !allowed.contains(where: { $0 == stored }) {
+        if let allowed, !allowed.contains(where: { $0 == stored || Self.compare($0, stored) == 0 }) {
             return "it must be one of " + allowed.map(Self.text).joined(separator: ", ")
         }
         return nil
     }
 
-    /// -1, 0 or 1 as `a` is below, at or above `b`; `nil` when either is not a number.
+    /// -1, 0 or 1 as `a` is below, at or above `b`, whatever kind of number each is stored as (`2.0` is `2`);
+    /// `nil` when either is not a number. Against a 4-byte real (a `Float` entry's bound or allowed value), the
+    /// other is compared as the `Float` the entry reads it as: `0.9` written as a `Double` is the bound `0.9`.
     private static func compare(_ a: PropertyListValue, _ b: PropertyListValue) -> Int? {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.float, _), (_, .float):
+            guard let x = number(a).map(Float.init), let y = number(b).map(Float.init) else { return nil }
+            return x < y ? -1 : (x == y ? 0 : 1)
         default:
             guard let x = number(a), let y = number(b) else { return nil }
             return x < y ? -1 : (x == y ? 0 : 1)
         }
+    }
+
+    /// A number as a schema file writes it: a 4-byte real as the decimal it was declared as (`0.1`, not the
+    /// `0.10000000149011612` its widening to a `Double` gives), so that a tool comparing `Double`s agrees with the
+    /// library; any other value as it is.
+    package static func schemaForm(_ value: PropertyListValue) -> PropertyListValue {
+        guard case .float(let x) = value, x.isFinite, let decimal = Double(x.description) else { return value }
+        return .real(decimal)
     }
 
     package static func number(_ value: PropertyListValue) -> Double? {

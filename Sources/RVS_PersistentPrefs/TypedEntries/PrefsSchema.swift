@@ -87,11 +87,13 @@ extension RVS_PersistentPrefs {
             return PrefsSchema.Entry(
                 name: name,
                 type: (stored ?? constraint?.allowed?.first ?? constraint?.range?.lower).map(PrefsSchema.typeName(of:)),
-                defaultValue: stored,
+                defaultValue: stored.map(EntryConstraint.schemaForm),
                 range: constraint?.range.flatMap { bounds in
-                    EntryConstraint.number(bounds.lower).flatMap { lower in EntryConstraint.number(bounds.upper).map { lower...$0 } }
+                    EntryConstraint.number(EntryConstraint.schemaForm(bounds.lower)).flatMap { lower in
+                        EntryConstraint.number(EntryConstraint.schemaForm(bounds.upper)).map { lower...$0 }
+                    }
                 },
-                allowed: constraint?.allowed,
+                allowed: constraint?.allowed?.map(EntryConstraint.schemaForm),
                 description: constraint?.description
             )
         }

@@ -24,6 +24,22 @@ final class ConstrainedSettings: RVS_PersistentPrefs {
     override var userDefaults: DefaultsSuite? { suite }
 }
 
+/// Float entries and an integer one, whose constraints other number kinds must meet as the entry reads them.
+final class NumberKindSettings: RVS_PersistentPrefs {
+    @Entry("gain", range: 0.1...0.9) var gain: Float = 0.5
+    @Entry("steps", allowed: [0.25, 0.5, 1.0]) var steps: Float = 0.5
+    @Entry("count", allowed: [1, 2, 4]) var size = 1
+    @Entry("name") var name = ""
+    let suite: DefaultsSuite?
+
+    init(suite: DefaultsSuite?) {
+        self.suite = suite
+        super.init(key: "numbers")
+    }
+
+    override var userDefaults: DefaultsSuite? { suite }
+}
+
 /// A default its own constraint refuses: a programming error.
 final class SelfRefusingSettings: RVS_PersistentPrefs {
     @Entry("retries", range: 1...10) var retries = 50
@@ -146,5 +162,30 @@ struct EntryConstraintTests {
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("the default of the entry \"retries\" breaks its own constraint"), "message: \(message)")
+    }
+
+    @Test("A constraint is met by a number of any kind as the entry reads it: a Double within a Float range or among Float allowed values, 2.0 among integers; the schema writes Float bounds as declared")
+    func constraintsCompareNumbersAsTheEntryReadsThem() throws {
+        let numbers = NumberKindSettings(suite: fixture.suite)
+        for (name, value) in [("gain", 0.9 as Any), ("gain", 0.1), ("steps", 0.5), ("count", 2.0)] {
+            numbers[name] = value
+            #expect(numbers.lastError == nil, "\(name) = \(value): \(String(describing: numbers.lastError))")
+        }
+        #expect(numbers.gain == 0.1 && numbers.steps == 0.5 && numbers.size == 2)
+        for (name, value) in [("gain", 0.95 as Any), ("steps", 0.3), ("count", 3.0)] {
+            numbers[name] = value
+            guard case .valueNotAllowed(let entry, _)? = numbers.lastError else {
+                Issue.record("\(name) = \(value) was not refused: \(String(describing: numbers.lastError))")
+                continue
+            }
+            #expect(entry == name)
+        }
+        // A Double stored for a Float entry (as a tool writes it) keeps its constraint: other writes go on.
+        numbers.values = numbers.values.merging(["name": "z"]) { _, new in new }
+        #expect(numbers.lastError == nil, "\(String(describing: numbers.lastError))")
+        let gain = try #require(numbers.schema.entries.first { $0.name == "gain" })
+        #expect(gain.range == 0.1...0.9)
+        let steps = try #require(numbers.schema.entries.first { $0.name == "steps" })
+        #expect(steps.allowed == [.real(0.25), .real(0.5), .real(1.0)])
     }
 }
