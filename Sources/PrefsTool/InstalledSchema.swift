@@ -16,6 +16,8 @@ package struct SchemaEntry: Sendable {
     package let defaultValue: PropertyListValue?
     /// The range, allowed values and description, as the library checks them.
     package let constraint: EntryConstraint
+    /// The names the entry was stored under before (`formerly`): the app reads and allows them.
+    package var formerNames: [String] = []
 }
 
 /// One domain's installed schema: each storage key it describes, with its entries.
@@ -112,8 +114,15 @@ package struct InstalledSchema: Sendable {
                     guard case .string(let text) = field else { throw bad("the description of \(key) \(name) is not a string") }
                     description = text
                 }
+                var formerNames: [String] = []
+                if let field = fields["formerly"] {
+                    guard case .array(let names) = field else { throw bad("the former names of \(key) \(name) are not an array") }
+                    for case .string(let text) in names { formerNames.append(text) }
+                    guard formerNames.count == names.count else { throw bad("the former names of \(key) \(name) are not all strings") }
+                }
                 parsed[name] = SchemaEntry(name: name, type: type, defaultValue: fields["default"],
-                                           constraint: EntryConstraint(range: range, allowed: allowed, description: description))
+                                           constraint: EntryConstraint(range: range, allowed: allowed, description: description),
+                                           formerNames: formerNames)
             }
             collections[key] = parsed
         }
@@ -136,10 +145,19 @@ package struct InstalledSchema: Sendable {
     /// - Throws: A failure listing the entries, when there is no such entry.
     package func entry(_ key: String, _ name: String) throws(HarnessError) -> SchemaEntry {
         let entries = try collection(key)
-        guard let entry = entries[name] else {
+        guard let entry = entries[name] ?? Self.formerEntry(name, in: entries) else {
             throw .failure("\(origin) has no entry \(name) in \(key); its entries are \(entries.keys.sorted().joined(separator: ", "))")
         }
         return entry
+    }
+
+    /// A former name of one of `entries` (`formerly`), as an entry of its own: the app allows it and reads its
+    /// value as the renamed entry, through a conversion the schema does not describe, so it has no type and no
+    /// constraint here.
+    static func formerEntry(_ name: String, in entries: [String: SchemaEntry]) -> SchemaEntry? {
+        guard let renamed = entries.values.first(where: { $0.formerNames.contains(name) }) else { return nil }
+        return SchemaEntry(name: name, type: nil, defaultValue: nil,
+                           constraint: EntryConstraint(range: nil, allowed: nil, description: "the name \(renamed.name) was stored under before"))
     }
 
     // MARK: Judging values
@@ -183,7 +201,7 @@ package struct InstalledSchema: Sendable {
         var problems: [String] = []
         for name in (names ?? Array(entries.keys)).sorted() {
             guard let value = entries[name] else { continue }
-            guard let entry = described[name] else {
+            guard let entry = described[name] ?? Self.formerEntry(name, in: described) else {
                 problems.append("\(key) \(name): the app has no such entry (its entries are \(described.keys.sorted().joined(separator: ", ")))")
                 continue
             }

@@ -21,6 +21,16 @@ final class ServiceSettings: RVS_PersistentPrefs {
     }
 }
 
+/// An app's class whose entries were renamed (`formerly:`), one of them retyped too (`upgrading:`).
+final class RenamedServiceSettings: RVS_PersistentPrefs {
+    @Entry("volume", formerly: ["vol"]) var volume = 0.5
+    @Entry("columns", formerly: ["compact"], upgrading: { (compact: Bool) in compact ? 1 : 3 }) var columns = 2
+
+    static func schemaData() throws -> Data {
+        try RenamedServiceSettings(key: "settings", suite: DefaultsSuite(persistentDomain: InMemoryDomainStorage(), arguments: [])).schema.propertyListData()
+    }
+}
+
 /// `prefsctl` with an app's installed schema (SPEC §14): list-keys, describe, range, typed and checked writes,
 /// and verify, each run as a child process as an administrator runs it.
 @Suite("prefsctl reads the app's installed schema")
@@ -234,6 +244,25 @@ struct PrefsctlSchemaTests {
                        "settings level: it must be one of", "settings port: it must be from 1 to 65535"] {
             #expect(bad.errors.contains(reason), "\(reason): \(bad.errors)")
         }
+    }
+
+    @Test("The schema lists each entry's former names; verify accepts a system file written for the previous release under them, and write stores them, as the app reads and allows them")
+    func formerNamesAreTheApps() throws {
+        let data = try RenamedServiceSettings.schemaData()
+        let schema = try PropertyListValue(propertyListData: data)
+        #expect(schema.dictionaryValue?["settings"]?.dictionaryValue?["volume"]?.dictionaryValue?["formerly"] == .array([.string("vol")]))
+        _ = try install(data)
+        let candidate = sandbox.temporary.appending("com.example.app.plist")
+        writeFile(candidate, Array(try PropertyListValue.dictionary(["settings": .dictionary(["vol": .real(0.3), "compact": .bool(true)])]).xmlPropertyListData()))
+        chmod(candidate, 0o644)
+        let verified = try sandbox.prefsctl(["verify", candidate, "--as", "system"])
+        #expect(verified.status == 0 && verified.output.contains("a good system file"), "\(verified.output) \(verified.errors)")
+        try succeed("write", "com.example.app", "settings", "vol", "-float", "0.4")
+        #expect(try stored() == ["vol": .real(0.4)])
+        // The app reads it as its renamed entry.
+        let app = RenamedServiceSettings(key: "settings", suite: DefaultsSuite(persistentDomain: try FileDomainStorage(directory: sandbox.path, name: "com.example.app"), arguments: []))
+        #expect(app.volume == 0.4)
+        #expect(try fail("write", "com.example.app", "settings", "loudness", "1").contains("has no entry loudness"))
     }
 
     @Test("harness bindings --schema prints the demo's schema; installed, prefsctl lists, describes, types a write and refuses volume 2 in the demo's domain")

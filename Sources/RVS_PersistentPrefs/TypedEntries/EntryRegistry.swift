@@ -30,6 +30,8 @@ struct EntryRegistry: Sendable {
     struct EntryDeclaration: Sendable {
         var storedDefault: PropertyListValue?
         var constraint: EntryConstraint?
+        /// The names it was stored under before (`formerly:`), which a read still honours.
+        var formerNames: [String] = []
     }
 
     static let empty = EntryRegistry(names: [], nameSet: [])
@@ -75,7 +77,8 @@ struct EntryRegistry: Sendable {
                 }
                 properties[entry.name] = property
                 formerNames.formUnion(entry.formerNames)
-                declarations[entry.name] = EntryDeclaration(storedDefault: entry.storedDefault, constraint: entry.constraint)
+                declarations[entry.name] = EntryDeclaration(storedDefault: entry.storedDefault, constraint: entry.constraint,
+                                                            formerNames: entry.formerNames)
             }
             mirror = current.superclassMirror
         }

@@ -28,6 +28,9 @@ public struct PrefsSchema: Sendable, Equatable {
         public let allowed: [PropertyListValue]?
         /// What the entry is for, as declared with `description:`.
         public let description: String?
+        /// The names the entry was stored under before, as declared with `formerly:`: the app reads a value
+        /// stored under one of them as this entry, and allows them in a write, so a tool accepts them too.
+        public let formerNames: [String]
     }
 
     /// The storage key the entries are kept under.
@@ -37,7 +40,8 @@ public struct PrefsSchema: Sendable, Equatable {
 
     /// The schema file's bytes: an XML property list whose root maps the storage key to a dictionary of
     /// entries, each entry a dictionary with `type`, `default` (when the default is stored), and, when
-    /// declared, `range` (two numbers, inclusive), `allowed` and `description`.
+    /// declared, `range` (two numbers, inclusive), `allowed`, `description` and `formerly` (the entry's former
+    /// names, strings).
     /// - Throws: A ``PropertyListCodingError`` when a default cannot be written as a property list.
     public func propertyListData() throws(PropertyListCodingError) -> Data {
         var described: [String: PropertyListValue] = [:]
@@ -48,6 +52,7 @@ public struct PrefsSchema: Sendable, Equatable {
             if let range = entry.range { fields["range"] = .array([Self.number(range.lowerBound), Self.number(range.upperBound)]) }
             if let allowed = entry.allowed { fields["allowed"] = .array(allowed) }
             if let description = entry.description { fields["description"] = .string(description) }
+            if !entry.formerNames.isEmpty { fields["formerly"] = .array(entry.formerNames.map { .string($0) }) }
             described[entry.name] = .dictionary(fields)
         }
         return try PropertyListValue.dictionary([storageKey: .dictionary(described)]).xmlPropertyListData()
@@ -94,7 +99,8 @@ extension RVS_PersistentPrefs {
                     }
                 },
                 allowed: constraint?.allowed?.map(EntryConstraint.schemaForm),
-                description: constraint?.description
+                description: constraint?.description,
+                formerNames: declaration?.formerNames.sorted() ?? []
             )
         }
         return PrefsSchema(storageKey: key, entries: entries)

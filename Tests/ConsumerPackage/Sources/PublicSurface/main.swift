@@ -389,7 +389,8 @@ let schema: PrefsSchema = constrained.schema
 check(schema.storageKey == "constrained" && schema.entries.map(\.name) == ["level", "port", "title", "untyped", "volume"])
 let portEntry: PrefsSchema.Entry = schema.entries[1]
 check(portEntry.type == "integer" && portEntry.defaultValue == .integer(8080) && portEntry.range == 1...65535)
-check(portEntry.allowed == nil && portEntry.description == "The port")
+check(portEntry.allowed == nil && portEntry.description == "The port" && portEntry.formerNames.isEmpty)
+check(evolved.schema.entries.first { $0.name == "volume" }?.formerNames == ["vol"])
 check(schema.entries[0].allowed == [.string("debug"), .string("info")] && schema.entries[3].type == nil)
 check(schema == constrained.schema)
 let schemaBytes: Data = try schema.propertyListData()
