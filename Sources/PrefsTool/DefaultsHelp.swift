@@ -26,7 +26,7 @@ package enum DefaultsHelp {
             "OpenStep text has no numbers or Booleans: '{count = 5;}' stores the string \"5\". Use -int, -bool, -dict and the other types for typed values. Booleans read back as 1 and 0, as in `defaults`; read-type tells them apart.",
         ]),
         ("JSON", [
-            "Every verb whose output is data takes --json (domains, read, read --sources, keys, read-type, find, export, watch); export --format json is the same as export --json, and import takes JSON. JSON has no dates and no bytes: a date is written as an ISO 8601 string (2024-05-01T12:30:00Z) and data as a base64 string, and both import as strings, since a JSON import cannot tell a date from a string. Integers and reals keep their kinds; null is refused.",
+            "Every verb whose output is data takes --json (domains, read, read --sources, keys, read-type, find, export, watch); export --format json is the same as export --json, and import takes JSON. JSON has no dates, no bytes, no NaN and no infinity: a date is written as an ISO 8601 string (2024-05-01T12:30:00Z), data as a base64 string, and a real that is NaN or infinite as the string nan, inf or -inf, and all of them import as strings, since a JSON import cannot tell them from strings. Integers and reals keep their kinds; null is refused.",
         ]),
     ]
 

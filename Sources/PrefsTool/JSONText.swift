@@ -54,8 +54,9 @@ package enum JSONText {
         }
     }
 
-    /// A real as JSON: always with a `.` or an exponent, so that it reads back as a real. A property list
-    /// holds only finite reals (the codec refuses the others), but JSON cannot say infinity either.
+    /// A real as JSON: always with a `.` or an exponent, so that it reads back as a real. JSON has no NaN and
+    /// no infinity, which a stored real may be (a typed `Float` or `Double` entry stores them): those are written
+    /// as the strings `nan`, `inf` and `-inf`, and import as strings (the help says so).
     private static func number(_ real: Double) -> String {
         guard real.isFinite else { return quoted(String(real)) }
         let text = String(real)
