@@ -35,9 +35,10 @@ extension DefaultsSuite {
     /// Makes every write of the suite's own API to the collection under `key` keep `rule`, from now on; `owner`
     /// (the declaring class) keeps one rule per collection, so that the instances of a class, which all hand
     /// the same rule, register it once.
-    package func enforce(_ rule: CollectionRule, forCollection key: String, of owner: ObjectIdentifier) {
+    /// `rule` is made only the first time (a write of an instance calls this each time: a look-up, no allocation).
+    package func enforce(forCollection key: String, of owner: ObjectIdentifier, _ rule: () -> CollectionRule) {
         collectionRules.withLock { rules in
-            if rules[key]?[owner] == nil { rules[key, default: [:]][owner] = rule }
+            if rules[key]?[owner] == nil { rules[key, default: [:]][owner] = rule() }
         }
     }
 

@@ -12,10 +12,12 @@ extension RVS_PersistentPrefs {
     /// override of ``userDefaults`` may change): the suite keeps one rule per class and collection, so the calls
     /// after the first cost a look-up.
     func enforceConstraints(_ constraints: [String: EntryConstraint], in suite: DefaultsSuite, storageKey: String) {
-        let schema = (versionKey: Self.schemaVersionKey(for: storageKey), supported: type(of: self).schemaVersion)
-        suite.enforce(CollectionRule(schema: schema) { entries, changed throws(PrefsError) in
-            guard !constraints.isEmpty else { return }
-            try CollectionWrite.refuseDisallowed(entries, setting: changed, constraints: constraints)
-        }, forCollection: storageKey, of: ObjectIdentifier(type(of: self)))
+        suite.enforce(forCollection: storageKey, of: ObjectIdentifier(type(of: self))) {
+            let schema = (versionKey: Self.schemaVersionKey(for: storageKey), supported: type(of: self).schemaVersion)
+            return CollectionRule(schema: schema) { entries, changed throws(PrefsError) in
+                guard !constraints.isEmpty else { return }
+                try CollectionWrite.refuseDisallowed(entries, setting: changed, constraints: constraints)
+            }
+        }
     }
 }
