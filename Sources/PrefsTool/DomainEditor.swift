@@ -18,6 +18,8 @@ package struct DomainEditor {
     package func edit(_ domain: String, key: String?) throws(HarnessError) {
         let domains = inspector.domains
         let storage = try domains.storage(domain)
+        // With no preferences directory there is nothing of the user's to edit: said before the editor opens.
+        if let unavailable = storage as? NoDirectoryDomainStorage { throw .failure(unavailable.reason) }
         let what = key.map { "(\(domain), \($0))" } ?? domain
         let before = try domains.contents(of: storage)
         let original: PropertyListValue = key.map { before[$0] ?? .dictionary([:]) } ?? .dictionary(before)

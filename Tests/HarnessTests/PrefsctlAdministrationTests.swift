@@ -284,7 +284,7 @@ struct PrefsctlAdministrationTests {
         try FileManager.default.copyItem(atPath: ChildProcess.buildDirectory + "/prefsctl", toPath: program)
         func asNobody(_ arguments: String...) throws -> HarnessRun { try asNobody(arguments) }
         func asNobody(_ arguments: [String]) throws -> HarnessRun {
-            let child = try ChildProcess("/usr/bin/env", ["-i", "XDG_CONFIG_DIRS=" + place.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY=" + managed,
+            let child = try ChildProcess("/usr/bin/env", ["-i", "EDITOR=/bin/true", "XDG_CONFIG_DIRS=" + place.appending("xdg"), "RVS_PREFS_MANAGED_DIRECTORY=" + managed,
                                                           "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", program] + arguments)
             child.closeInput()
             let output = String(decoding: child.readAllOutputBytes(), as: UTF8.self)
@@ -303,7 +303,8 @@ struct PrefsctlAdministrationTests {
         let write = try asNobody("write", Self.domain, "volume", "-int", "4")
         #expect(write.status == 1)
         #expect(write.errors.contains("there is no preferences directory") && write.errors.contains("or pass --directory PATH"), "\(write.errors)")
-        for refused in [["delete", Self.domain, "volume"], ["delete", Self.domain], ["rename", Self.domain, "volume", "level"]] {
+        for refused in [["delete", Self.domain, "volume"], ["delete", Self.domain], ["rename", Self.domain, "volume", "level"],
+                        ["edit", Self.domain]] {
             let run = try asNobody(refused)
             #expect(run.status == 1 && run.errors.contains("there is no preferences directory"), "\(refused): \(run.errors)")
         }

@@ -121,14 +121,16 @@ final class EtcdWatchStream: Sendable {
             }
             var pending: [UInt8] = []
             // Messages are JSON objects, one a line; a chunk may hold part of one, or several. A watch may be silent
-            // for ever; after `timeout` of silence the member is asked whether it still answers anything: one
-            // stopped with SIGSTOP keeps the stream open and silent while the others go on without it, and the watch
-            // then moves on to the next member, from the revision after the last one seen, missing no change.
+            // for ever; after `silence` the member is asked whether it still answers anything: one stopped with
+            // SIGSTOP keeps the stream open and silent while the others go on without it, and the watch then moves
+            // on to the next member, from the revision after the last one seen, missing no change. At least 5 s, so
+            // that a short `timeout` does not make an idle watch open a connection many times a second.
             let attempt = EtcdClient.attemptLimit(of: timeout)
+            let silence = max(timeout, Self.shortestSilence)
             while true {
                 let chunk: [UInt8]
                 do throws(HTTPError) {
-                    guard try connection.awaitBytes(by: .after(timeout), wake: wake) else {
+                    guard try connection.awaitBytes(by: .after(silence), wake: wake) else {
                         if !isCancelled, client.answers(at: endpoint, by: .after(attempt)) { continue }
                         break
                     }
@@ -156,6 +158,9 @@ final class EtcdWatchStream: Sendable {
         }
         return established
     }
+
+    /// The least silence after which a watch asks its member whether it is still there (see `follow(at:)`).
+    static let shortestSilence = Duration.seconds(5)
 
     private enum Outcome { case established, `continue`, end }
 

@@ -862,8 +862,11 @@ public final class DefaultsSuite: Sendable {
         // The rules of the class whose collection this is (SPEC §14): this public path is the `UserDefaults`
         // face's, and is refused as the instance's own writes are (which check them themselves).
         let rules = collectionRules(forKey: key)
+        // A collection's version stamp is as much its newer version's as the collection (SPEC §9): removing or
+        // lowering it would have an older class migrate the newer collection again.
+        let stamped = allCollectionRules().values.joined().filter { $0.schema.versionKey == key }
         try modifyValue(forKey: key, repairing: policy, checkingDomain: { contents throws(PrefsError) in
-            for rule in rules { try rule.refuseNewerCollection(in: contents) }
+            for rule in rules + stamped { try rule.refuseNewerCollection(in: contents) }
         }) { (value: inout PropertyListValue?) throws(PrefsError) in
             let before = value
             try transform(&value)

@@ -291,8 +291,10 @@ open class RVS_PersistentPrefs {
     /// It runs once per collection, whichever process gets there first: at the first operation of an
     /// instance whose class is newer than the stored collection, as one locked update of the domain that
     /// re-reads the stored version under the lock. Change `values` in place; the result is checked as a write
-    /// is (property-list values, names in ``keys``, the entries' constraints on the values it made), then
-    /// stored with the new version, and replaces the collection whole. It runs while the domain is locked against
+    /// is (property-list values, names it adds allowed by ``keys``, the entries' constraints on the values it made), then
+    /// stored with the new version, and replaces the collection whole. Over a backend that retries on conflict
+    /// (etcd) it may run more than once, even on two threads at a time, and its result is stored once: keep it a
+    /// function of `values` and `version`, with no other effect. It runs while the domain is locked against
     /// every other writer: do not use this instance, or any instance over the same domain, inside it.
     /// - Parameters:
     ///   - values: The stored collection, as native values; change it in place.

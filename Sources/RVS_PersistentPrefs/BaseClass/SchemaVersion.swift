@@ -97,12 +97,13 @@ extension RVS_PersistentPrefs {
                 var values = entries.nativeValues
                 migrate(&values, from: stored)
                 let migrated = try PropertyListValue.collection(values)
-                // Validated as a write is, before anything is stored (SPEC §3): a name the class does not allow
-                // would refuse every later write, and a value it made must keep its entry's constraint (one it
-                // left as it was stored is not judged, as a write leaves it).
+                // What the migration made is validated as a write is, before anything is stored (SPEC §3): a name
+                // it added that the class does not allow, or a value it made that breaks its entry's constraint.
+                // What it left as it was stored is not judged, as a write leaves it: a stray name stored before
+                // must not block the migration for good (the app removes it with a write of nil).
                 let registry = EntryRegistry.registry(of: self)
-                try CollectionWrite.refuseUnknown(migrated.keys, allowed: registry.allowedNames(keys: keys))
                 let made = migrated.filter { name, value in !(entries[name]?.isIdentical(to: value) ?? false) }.keys
+                try CollectionWrite.refuseUnknown(made, allowed: registry.allowedNames(keys: keys))
                 try CollectionWrite.refuseDisallowed(migrated, setting: made, constraints: registry.constraints)
                 contents[storageKey] = migrated.isEmpty ? nil : .dictionary(migrated)
             }

@@ -26,30 +26,34 @@ package struct EntryConstraint: Sendable {
     package func violation(by stored: PropertyListValue?) -> String? {
         guard let stored else { return nil }
         if let (lower, upper) = range {
-            guard let below = Self.compare(lower, stored), let above = Self.compare(stored, upper) else {
+            guard let below = Self.compare(bound: lower, stored), let above = Self.compare(bound: upper, stored) else {
                 return "it must be a number from \(Self.text(lower)) to \(Self.text(upper))"
             }
-            if below > 0 || above > 0 { return "it must be from \(Self.text(lower)) to \(Self.text(upper))" }
+            if below > 0 || above < 0 { return "it must be from \(Self.text(lower)) to \(Self.text(upper))" }
         }
-        if let allowed, !allowed.contains(where: { $0 == stored || Self.compare($0, stored) == 0 }) {
+        if let allowed, !allowed.contains(where: { $0 == stored || Self.compare(bound: $0, stored) == 0 }) {
             return "it must be one of " + allowed.map(Self.text).joined(separator: ", ")
         }
         return nil
     }
 
-    /// -1, 0 or 1 as `a` is below, at or above `b`, whatever kind of number each is stored as (`2.0` is `2`);
-    /// `nil` when either is not a number. Against a 4-byte real (a `Float` entry's bound or allowed value), the
-    /// other is compared as the `Float` the entry reads it as: `0.9` written as a `Double` is the bound `0.9`.
-    private static func compare(_ a: PropertyListValue, _ b: PropertyListValue) -> Int? {
-        switch (a, b) {
-        case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-        case (.float, _), (_, .float):
-            guard let x = number(a).map(Float.init), let y = number(b).map(Float.init) else { return nil }
-            return x < y ? -1 : (x == y ? 0 : 1)
-        default:
-            guard let x = number(a), let y = number(b) else { return nil }
-            return x < y ? -1 : (x == y ? 0 : 1)
+    /// -1, 0 or 1 as the constraint's `bound` (a bound or an allowed value) is below, at or above `stored`, whatever
+    /// kind of number each is stored as (`2.0` is `2`, exactly, also past 2^53); `nil` when either is not a number.
+    /// A `Float` entry's bound (a 4-byte real) counts as the decimal it was declared as, as the schema file writes it,
+    /// so that the library and `prefsctl` agree: `0.9` written as a `Double` meets the bound `0.9`, and a `Float`
+    /// stored by the entry is compared as a `Float`. Any other bound meets the stored number exactly: a `Float`
+    /// `0.1` (0.100000001…) is above a `Double` entry's bound `0.1`.
+    private static func compare(bound: PropertyListValue, _ stored: PropertyListValue) -> Int? {
+        func order<Number: Comparable>(_ x: Number, _ y: Number) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+        switch (bound, stored) {
+        case (.integer(let x), .integer(let y)): return order(x, y)
+        case (.integer(let x), .real(let y)): if let y = Int(exactly: y) { return order(x, y) }
+        case (.float(let x), .float(let y)): return order(x, y)
+        case (.float, _): guard let y = number(stored), let x = number(schemaForm(bound)) else { return nil }; return order(x, y)
+        default: break
         }
+        guard let x = number(bound), let y = number(stored) else { return nil }
+        return order(x, y)
     }
 
     /// A number as a schema file writes it: a 4-byte real as the decimal it was declared as (`0.1`, not the

@@ -40,14 +40,14 @@ final class BrokenMigrationSettings: RVS_PersistentPrefs {
     override func migrate(_ values: inout [String: Any], from version: Int) { values["theme"] = NSNull() }
 }
 
-/// A migration that forgets to remove an old name, or makes a value its entry's constraint refuses.
+/// A migration that adds a name the class does not allow, or makes a value its entry's constraint refuses.
 final class CarelessMigrationSettings: RVS_PersistentPrefs {
-    nonisolated(unsafe) static var keepsOldName = true
+    nonisolated(unsafe) static var addsJunk = true
     override class var schemaVersion: Int { 1 }
     @Entry("port", range: 1...100) var port = 80
     override func migrate(_ values: inout [String: Any], from version: Int) {
-        values["port"] = values["oldPort"]
-        if !Self.keepsOldName { values["oldPort"] = nil }
+        values["port"] = values.removeValue(forKey: "oldPort")
+        if Self.addsJunk { values["junk"] = 1 }
     }
 }
 
@@ -109,6 +109,9 @@ struct VersionedCollectionTests {
                 ("removeObject(forKey:)", { face.removeObject(forKey: old.key) }),
                 ("setPersistentDomain", { face.setPersistentDomain(["settings": ["theme": "light"]], forName: "app") }),
                 ("removePersistentDomain", { face.removePersistentDomain(forName: "app") }),
+                // The stamp too: without it, the older class would migrate the newer collection again.
+                ("removeObject(forKey: stamp)", { face.removeObject(forKey: "settings.schemaVersion") }),
+                ("set(_:forKey: stamp)", { face.set(version, forKey: "settings.schemaVersion") }),
             ]
             for (name, write) in writes {
                 write()
@@ -178,18 +181,18 @@ struct VersionedCollectionTests {
         #expect(fileBytes(try domain().path) == before)
     }
 
-    @Test("A migration that leaves a name the class does not allow, or makes a value its entry's constraint refuses, is refused as a write is, and nothing is stored")
+    @Test("A migration that adds a name the class does not allow, or makes a value its entry's constraint refuses, is refused as a write is, and nothing is stored; a stray name stored before it is left to the app")
     func migrationIsValidatedAsAWrite() throws {
         try domain().modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["oldPort": .integer(5000)]) }
         let before = fileBytes(try domain().path)
-        CarelessMigrationSettings.keepsOldName = true
-        let keeping = CarelessMigrationSettings(key: "settings", suite: try suite())
-        guard case .incorrectKeys(["oldPort"])? = keeping.lastError else {
-            Issue.record("expected incorrectKeys([oldPort]), got \(String(describing: keeping.lastError))")
+        CarelessMigrationSettings.addsJunk = true
+        let adding = CarelessMigrationSettings(key: "settings", suite: try suite())
+        guard case .incorrectKeys(["junk"])? = adding.lastError else {
+            Issue.record("expected incorrectKeys([junk]), got \(String(describing: adding.lastError))")
             return
         }
         #expect(fileBytes(try domain().path) == before)
-        CarelessMigrationSettings.keepsOldName = false
+        CarelessMigrationSettings.addsJunk = false
         let refused = CarelessMigrationSettings(key: "settings", suite: try suite())
         guard case .valueNotAllowed(let entry, _)? = refused.lastError else {
             Issue.record("expected valueNotAllowed, got \(String(describing: refused.lastError))")
@@ -197,6 +200,14 @@ struct VersionedCollectionTests {
         }
         #expect(entry == "port")
         #expect(fileBytes(try domain().path) == before)
+        // A name stored before the migration, which it leaves as it is, does not stop it: the app removes it.
+        try domain().modify(repairing: .failIfUnreadable) { $0["settings"] = .dictionary(["oldPort": .integer(50), "stray": .integer(1)]) }
+        let migrated = CarelessMigrationSettings(key: "settings", suite: try suite())
+        #expect(migrated.lastError == nil, "\(String(describing: migrated.lastError))")
+        #expect(migrated.port == 50)
+        migrated["stray"] = nil
+        #expect(migrated.lastError == nil, "\(String(describing: migrated.lastError))")
+        #expect(try storedDomain()["settings"] == .dictionary(["port": .integer(50)]))
     }
 
     @Test("4 processes starting at once on an old collection: the migration runs exactly once")

@@ -29,6 +29,8 @@ final class NumberKindSettings: RVS_PersistentPrefs {
     @Entry("gain", range: 0.1...0.9) var gain: Float = 0.5
     @Entry("steps", allowed: [0.25, 0.5, 1.0]) var steps: Float = 0.5
     @Entry("count", allowed: [1, 2, 4]) var size = 1
+    @Entry("fraction", range: 0.0...0.1) var fraction = 0.05
+    @Entry("big", allowed: [9_007_199_254_740_993]) var big = 9_007_199_254_740_993
     @Entry("name") var name = ""
     let suite: DefaultsSuite?
 
@@ -167,12 +169,17 @@ struct EntryConstraintTests {
     @Test("A constraint is met by a number of any kind as the entry reads it: a Double within a Float range or among Float allowed values, 2.0 among integers; the schema writes Float bounds as declared")
     func constraintsCompareNumbersAsTheEntryReadsThem() throws {
         let numbers = NumberKindSettings(suite: fixture.suite)
-        for (name, value) in [("gain", 0.9 as Any), ("gain", 0.1), ("steps", 0.5), ("count", 2.0)] {
+        for (name, value) in [("gain", 0.9 as Any), ("gain", 0.1), ("steps", 0.5), ("count", 2.0), ("gain", Float(0.1)),
+                              ("fraction", 0.1)] {
             numbers[name] = value
             #expect(numbers.lastError == nil, "\(name) = \(value): \(String(describing: numbers.lastError))")
         }
-        #expect(numbers.gain == 0.1 && numbers.steps == 0.5 && numbers.size == 2)
-        for (name, value) in [("gain", 0.95 as Any), ("steps", 0.3), ("count", 3.0)] {
+        #expect(numbers.gain == 0.1 && numbers.steps == 0.5 && numbers.size == 2 && numbers.fraction == 0.1)
+        // Refused: a Double just off a Float entry's allowed value (as prefsctl, reading the schema's decimals,
+        // refuses it), a Float whose exact value is above a Double entry's bound, and 2^53 as a real, which reads
+        // back as 9007199254740992, not the allowed 9007199254740993.
+        for (name, value) in [("gain", 0.95 as Any), ("steps", 0.3), ("count", 3.0), ("steps", 0.2500000001),
+                              ("fraction", Float(0.1)), ("big", 9_007_199_254_740_992.0)] {
             numbers[name] = value
             guard case .valueNotAllowed(let entry, _)? = numbers.lastError else {
                 Issue.record("\(name) = \(value) was not refused: \(String(describing: numbers.lastError))")
