@@ -29,9 +29,9 @@ let staticRuntimeInTests: [LinkerSetting] = [.unsafeFlags(
     .when(configuration: .debug)
 )]
 
-// Debug builds optimize the libraries' code (-O; DEBUG, `@testable` and the fault injection stay): the test suite is
-// CPU-bound on two cores, and unoptimized generic code in the tests and in the hundreds of programs they start took
-// about half of its CPU time. The tests so run the code as users ship it, which found messages that -O drops. A user's
+// Debug builds optimize the libraries' code, and the programs and support the tests use (-O; DEBUG, `@testable` and
+// the fault injection stay): the test suite is CPU-bound on two cores, and unoptimized generic code in the tests and in
+// the hundreds of programs they start took about half of its CPU time. The tests so run the code as users ship it, which found messages that -O drops. A user's
 // own debug build gets the libraries optimized too; SwiftPM 6.2 allows such flags in a dependency whose manifest is
 // 6.2 or later, as this one is (checked with a tagged `from:` dependency).
 //
@@ -92,7 +92,8 @@ let package = Package(
         // The code of `prefsctl` and of its alias `harness defaults`: the verbs, their help, manual page and
         // completions. It links the library and PrefsEtcd (for --etcd), and no test support.
         .target(name: "PrefsTool", dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"], path: "Sources/PrefsTool", swiftSettings: optimizedInTests),
-        .executableTarget(name: "prefsctl", dependencies: ["PrefsTool"], path: "Sources/prefsctl", linkerSettings: staticRuntimeInTests),
+        .executableTarget(name: "prefsctl", dependencies: ["PrefsTool"], path: "Sources/prefsctl", swiftSettings: optimizedInTests,
+                         linkerSettings: staticRuntimeInTests),
         .executableTarget(
             name: "harness",
             // PrefsEtcd and a local etcd cluster for `harness defaults --etcd` and `harness bench --etcd`; the
@@ -100,24 +101,27 @@ let package = Package(
             dependencies: ["RVS_PersistentPrefs", "PrefsTool", "PrefsEtcd", "EtcdTestSupport", "TestSupport", "PrefsHistory"],
             path: "Harness",
             exclude: [],
-            resources: [.copy("SettingsSchema.plist")]
+            resources: [.copy("SettingsSchema.plist")],
+            swiftSettings: optimizedInTests
         ),
         // A child process for the multi-process tests: it writes, reads and gets killed on command.
         .executableTarget(
             name: "TestWorker",
             dependencies: ["RVS_PersistentPrefs"],
             path: "Tests/TestWorker",
+            swiftSettings: optimizedInTests,
             linkerSettings: staticRuntimeInTests
         ),
         // What every test target shares: temporary directories and child processes.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: optimizedInTests),
         // A real three-member etcd cluster started from the `etcd` binary, for the PrefsEtcd tests.
-        .target(name: "EtcdTestSupport", dependencies: ["TestSupport", "PrefsEtcd"], path: "Tests/EtcdTestSupport"),
+        .target(name: "EtcdTestSupport", dependencies: ["TestSupport", "PrefsEtcd"], path: "Tests/EtcdTestSupport", swiftSettings: optimizedInTests),
         // A child process for the PrefsEtcd multi-process tests, attached to one member of the cluster.
         .executableTarget(
             name: "EtcdTestWorker",
             dependencies: ["RVS_PersistentPrefs", "PrefsEtcd"],
             path: "Tests/EtcdTestWorker",
+            swiftSettings: optimizedInTests,
             linkerSettings: staticRuntimeInTests
         ),
         // The test targets do not list the programs they start (TestWorker, EtcdTestWorker, harness, prefsctl):
