@@ -17,6 +17,12 @@ package enum DomainReference: Equatable {
     /// it: its directory and its domain name (the file name without `.plist`).
     case file(directory: String, name: String)
 
+    /// Whether it is a file given by its path, which has a place whatever the catalog.
+    package var isFile: Bool {
+        if case .file = self { return true }
+        return false
+    }
+
     /// What `read` prints for the global domain, and what may name it besides `-g`.
     package static let globalDisplayName = "NSGlobalDomain"
 

@@ -105,7 +105,7 @@ package struct DomainDirectory: DomainCatalog {
     package func fileLocation(_ domain: DomainReference) throws(HarnessError) -> (directory: String, name: String) {
         let (directory, name): (String, String)
         // With no user directory, only a file given by its path has a place.
-        if let unavailable { if case .file = domain {} else { throw .failure(unavailable) } }
+        if let unavailable, !domain.isFile { throw .failure(unavailable) }
         switch domain {
         case .global: (directory, name) = (path, DefaultsLocations.globalDomainName)
         case .named(let named): (directory, name) = (self.directory(ofNamed: named), named)

@@ -168,7 +168,9 @@ final class EncodingNode {
                 // A set encodes its elements in hash order, which differs between runs and between equal sets: in
                 // the order of their encodings (a dictionary's keys sorted), equal sets store equal bytes, and a
                 // write of an equal set changes nothing.
-                values = values.map { (BinaryPropertyList.encode($0), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
+                values = values.map { (encoding: BinaryPropertyList.encode($0), value: $0) }
+                    .sorted { $0.encoding.lexicographicallyPrecedes($1.encoding) }
+                    .map(\.value)
             }
             return .array(values)
         }

@@ -419,8 +419,10 @@ extension DefaultsSuite {
                     // As every other write: one that sets or removes a forced entry is refused whole, under the lock.
                     try forcedRules.refuseForcedChanges(from: stored, to: contents)
                     for (key, keyRules) in rules.sorted(by: { $0.key < $1.key }) {
-                        for rule in keyRules where stored[key] != contents[key] || stored[rule.schema.versionKey] != contents[rule.schema.versionKey] {
-                            try rule.refuseNewerCollection(in: stored)
+                        // A newer collection, or its version stamp, is not this app's to change (SPEC §9).
+                        let stamp = keyRules.first?.schema.versionKey
+                        if stored[key] != contents[key] || stamp.map({ stored[$0] != contents[$0] }) == true {
+                            for rule in keyRules { try rule.refuseNewerCollection(in: stored) }
                         }
                         try Self.refuseBrokenRules(keyRules, from: stored[key], to: contents[key])
                     }

@@ -291,8 +291,8 @@ open class RVS_PersistentPrefs {
     /// It runs once per collection, whichever process gets there first: at the first operation of an
     /// instance whose class is newer than the stored collection, as one locked update of the domain that
     /// re-reads the stored version under the lock. Change `values` in place; the result is checked as a write
-    /// is (property-list values, names it adds allowed by ``keys``, the entries' constraints on the values it made), then
-    /// stored with the new version, and replaces the collection whole. Over a backend that retries on conflict
+    /// is (property-list values; the names it adds, against ``keys``; the values it made, against the entries'
+    /// constraints), then stored with the new version, and replaces the collection whole. Over a backend that retries on conflict
     /// (etcd) it may run more than once, even on two threads at a time, and its result is stored once: keep it a
     /// function of `values` and `version`, with no other effect. It runs while the domain is locked against
     /// every other writer: do not use this instance, or any instance over the same domain, inside it.
@@ -616,8 +616,8 @@ open class RVS_PersistentPrefs {
     /// Over an ``OptimisticDomainStorage`` (etcd), the operation lock is released while the domain's `modify`
     /// runs (its round trips, its retries and the transform), and while the checks before it read the domain (a
     /// domain not known to exist yet, a `.prior` notification, a versioned class's schema), so that the
-    /// instance's reads on other threads do not wait for them (SPEC §10); the write lock, held throughout, keeps the instance's writes and
-    /// deliveries in order, each told before the next starts. Not when this thread held the operation lock
+    /// instance's reads on other threads do not wait for them (SPEC §10); the write lock, held throughout, keeps
+    /// the instance's writes and deliveries in order, each told before the next starts. Not when this thread held the operation lock
     /// before (a write from a handler, inside ``withoutNotifying(_:)``, or through the `values` accessor's
     /// read-modify-write): the enclosing operation promised to be one. A domain that locks for its transform
     /// (a file) keeps the operation lock held: its readers wait for the transform anyway, and a transform that

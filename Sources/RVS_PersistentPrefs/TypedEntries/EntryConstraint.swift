@@ -49,7 +49,9 @@ package struct EntryConstraint: Sendable {
         case (.integer(let x), .integer(let y)): return order(x, y)
         case (.integer(let x), .real(let y)): if let y = Int(exactly: y) { return order(x, y) }
         case (.float(let x), .float(let y)): return order(x, y)
-        case (.float, _): guard let y = number(stored), let x = number(schemaForm(bound)) else { return nil }; return order(x, y)
+        case (.float, _):
+            guard let x = number(schemaForm(bound)), let y = number(stored) else { return nil }
+            return order(x, y)
         default: break
         }
         guard let x = number(bound), let y = number(stored) else { return nil }
